@@ -1,0 +1,13 @@
+/** The Hono environment of the service: what every handler can read from the context. */
+import type { Logger } from "../lib/log.ts";
+
+/** Variables set by the service's middleware. */
+export interface AppEnv {
+  Variables: {
+    /** The request's logger: every line carries its request id. */
+    log: Logger;
+    requestId: string;
+    /** The signed-in subject, set by requireAuth. */
+    user: string;
+  };
+}

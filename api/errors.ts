@@ -1,0 +1,55 @@
+/**
+ * One error type for the HTTP layer and the one place where errors become responses.
+ * A plain error is `{"detail": "message"}`; a structured one has its members at the top level.
+ * Clients never see a stack trace, SQL or storage detail: the log gets those, with the request id.
+ */
+import type { Context } from "hono";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
+import { isDatabaseUnavailable } from "../db/client.ts";
+import { StorageError } from "../lib/storage/mod.ts";
+import type { AppEnv } from "./env.ts";
+
+/** Structured error detail: its members are spread at the top level of the body. */
+export type ErrorDetail = string | ({ detail: string } & Record<string, unknown>);
+
+/** An error with an HTTP status and a client-facing detail. */
+export class HttpError extends Error {
+  override name = "HttpError";
+  constructor(
+    readonly status: ContentfulStatusCode,
+    readonly detail: ErrorDetail,
+    readonly options: { cause?: unknown; headers?: Record<string, string> } = {},
+  ) {
+    super(typeof detail === "string" ? detail : detail.detail, { cause: options.cause });
+  }
+}
+
+/** The response body of an error detail. */
+export function errorBody(detail: ErrorDetail): Record<string, unknown> {
+  return typeof detail === "string" ? { detail } : { ...detail };
+}
+
+/** Hono's onError: maps every error to its status and shape, and logs what clients must not see. */
+export function onError(err: Error, c: Context<AppEnv>): Response {
+  const log = c.get("log");
+  if (err instanceof HttpError) {
+    if (err.status >= 500) {
+      log?.error("request failed", { status: err.status, err: err.cause ?? err });
+    }
+    return c.json(errorBody(err.detail), err.status, err.options.headers);
+  }
+  if (err instanceof StorageError) {
+    log?.error("storage unavailable", { err });
+    return c.json({ detail: "Storage is unavailable, try again shortly" }, 503, {
+      "Retry-After": "5",
+    });
+  }
+  if (isDatabaseUnavailable(err)) {
+    log?.error("database unavailable", { err });
+    return c.json({ detail: "Database is unavailable, try again shortly" }, 503, {
+      "Retry-After": "5",
+    });
+  }
+  log?.error("unhandled error", { err });
+  return c.json({ detail: "Internal server error" }, 500);
+}

@@ -1,0 +1,60 @@
+/** The postgres.js client, and how its failures are told apart. */
+import postgres from "postgres";
+
+/** A postgres.js connection pool. */
+export type Sql = postgres.Sql;
+
+/** Opens a pool on `url` (postgres:// or postgresql://). Connections are lazy. */
+export function createSql(url: string, opts: { max?: number } = {}): Sql {
+  return postgres(url, {
+    max: opts.max ?? 10,
+    idle_timeout: 30,
+    connect_timeout: 5,
+    onnotice: () => {},
+    connection: { application_name: "reaction-board" },
+  });
+}
+
+const UNAVAILABLE_CODES = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "ETIMEDOUT",
+  "EPIPE",
+  "CONNECT_TIMEOUT",
+  "CONNECTION_CLOSED",
+  "CONNECTION_ENDED",
+  "CONNECTION_DESTROYED",
+  "57P01", // admin_shutdown: pg_terminate_backend
+  "57P02", // crash_shutdown
+  "57P03", // cannot_connect_now
+  "53300", // too_many_connections
+  "08000",
+  "08003",
+  "08006",
+]);
+
+/** True when `e` says the database could not be reached (the API answers 503). */
+export function isDatabaseUnavailable(e: unknown): boolean {
+  const code = (e as { code?: string })?.code;
+  if (code && UNAVAILABLE_CODES.has(code)) return true;
+  return e instanceof Error && /connect|terminat|ECONN/i.test(e.message) &&
+    !(e instanceof postgres.PostgresError && !code?.startsWith("57") && !code?.startsWith("08"));
+}
+
+/** True when a transaction lost a race and may simply be run again. */
+export function isRetryableTransactionError(e: unknown): boolean {
+  const code = (e as { code?: string })?.code;
+  return code === "40P01" || code === "40001"; // deadlock, serialization failure
+}
+
+/** Runs `fn` in a transaction, retrying a few times when it deadlocks or fails to serialize. */
+export async function transaction<T>(sql: Sql, fn: (tx: postgres.TransactionSql) => Promise<T>) {
+  for (let attempt = 1;; attempt++) {
+    try {
+      return await sql.begin(fn) as T;
+    } catch (e) {
+      if (attempt >= 5 || !isRetryableTransactionError(e)) throw e;
+      await new Promise((r) => setTimeout(r, 5 * attempt + Math.random() * 20));
+    }
+  }
+}

@@ -1,0 +1,77 @@
+/**
+ * Opens what a full service instance (or an operator script) runs on: the database (the given
+ * one, or the embedded default under DATA_DIR) and the object store (S3, or the filesystem
+ * store under DATA_DIR), with the generated credentials of the embedded default.
+ */
+import { join } from "node:path";
+import { createSql, type Sql } from "../db/client.ts";
+import type { Config } from "./config.ts";
+import { localSecrets, lockDataDir, startEmbeddedDatabase } from "./embedded.ts";
+import type { Logger } from "./log.ts";
+import { FsStore } from "./storage/fs.ts";
+import type { ObjectStore } from "./storage/mod.ts";
+import { S3Store } from "./storage/s3.ts";
+
+/** The opened resources; `close` releases them in reverse order. */
+export interface Resources {
+  config: Config;
+  sql: Sql;
+  store: ObjectStore;
+  close(): Promise<void>;
+}
+
+/** The object store the configuration names. */
+export function openStore(config: Config): ObjectStore {
+  if (config.S3_BUCKET) {
+    return new S3Store({
+      bucket: config.S3_BUCKET,
+      endpoint: config.S3_ENDPOINT,
+      region: config.S3_REGION,
+      accessKeyId: config.S3_ACCESS_KEY_ID,
+      secretAccessKey: config.S3_SECRET_ACCESS_KEY,
+      forcePathStyle: config.S3_FORCE_PATH_STYLE,
+    });
+  }
+  return new FsStore(join(config.DATA_DIR, "objects"));
+}
+
+/** Opens the database and the store, starting the embedded default when nothing is configured. */
+export async function openResources(input: Config, log: Logger): Promise<Resources> {
+  let config = input;
+  const closers: (() => Promise<void>)[] = [];
+  const embedded = !config.DATABASE_URL || !config.S3_BUCKET;
+  if (embedded) {
+    const lock = await lockDataDir(config.DATA_DIR);
+    closers.push(async () => lock.close());
+  }
+  if (!config.DATABASE_URL) {
+    const secrets = await localSecrets(config.DATA_DIR);
+    config = {
+      ...config,
+      ADMIN_PASSWORD: config.ADMIN_PASSWORD ?? secrets.adminPassword,
+      JWT_SECRET: config.JWT_SECRET ?? secrets.jwtSecret,
+    };
+    if (!input.ADMIN_PASSWORD) {
+      log.warn(
+        `development sign-in: user "${config.ADMIN_USERNAME}", password "${secrets.adminPassword}" ` +
+          `(generated once and kept in ${join(config.DATA_DIR, "secrets.json")})`,
+      );
+    }
+    const started = performance.now();
+    const db = await startEmbeddedDatabase(config.DATA_DIR);
+    log.info("embedded PostgreSQL started", { ms: Math.round(performance.now() - started) });
+    closers.push(db.stop);
+    config = { ...config, DATABASE_URL: db.url };
+  }
+  const sql = createSql(config.DATABASE_URL!);
+  closers.push(() => sql.end({ timeout: 5 }));
+  const store = openStore(config);
+  return {
+    config,
+    sql,
+    store,
+    close: async () => {
+      for (const close of closers.reverse()) await close().catch(() => {});
+    },
+  };
+}

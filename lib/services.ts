@@ -1,0 +1,19 @@
+/** What one running service instance is made of; built by main.ts (or reader.ts, or a test). */
+import type { Sql } from "../db/client.ts";
+import type { Config } from "./config.ts";
+import type { Logger } from "./log.ts";
+import type { ObjectStore } from "./storage/mod.ts";
+
+/** Thumbnail generation, as the upload path sees it (the worker pool implements it). */
+export interface Thumbnailer {
+  thumbnail(input: Uint8Array): Promise<{ data: Uint8Array; width: number; height: number }>;
+}
+
+/** The dependencies of the app. The reader has no thumbnailer: it serves reads only. */
+export interface Services {
+  config: Config;
+  sql: Sql;
+  store: ObjectStore;
+  log: Logger;
+  thumbnails?: Thumbnailer;
+}

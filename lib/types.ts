@@ -1,0 +1,51 @@
+/** Shapes shared by the API, the pages and the islands: exactly the JSON the API returns. */
+
+/** A tag as the API returns it. */
+export interface TagDto {
+  name: string;
+  image_count: number;
+}
+
+/** An image as the API returns it (DESIGN.md "Image"); the internal UUID is never exposed. */
+export interface ImageDto {
+  short_id: string;
+  hash: string;
+  content_type: string;
+  size_bytes: number;
+  width: number;
+  height: number;
+  thumbnail_key: string | null;
+  tags: TagDto[];
+  file_url: string;
+  thumbnail_url: string;
+  created_at: string;
+}
+
+/** One page of the library, newest first. */
+export interface ImagePage {
+  items: ImageDto[];
+  next_cursor: string | null;
+}
+
+/** Query of the image list: images carrying all of `tags`. */
+export interface ListImagesQuery {
+  tags: string[];
+  limit: number;
+  cursor?: string | null;
+}
+
+/** Query of the tag list. */
+export interface ListTagsQuery {
+  q?: string;
+  sort: "count_desc" | "name";
+  min_count?: number;
+  limit: number;
+  offset: number;
+}
+
+/** The read side, used by the API and by server-rendered pages alike. */
+export interface ReadModel {
+  listImages(query: ListImagesQuery): Promise<ImagePage>;
+  getImage(shortId: string): Promise<ImageDto | null>;
+  listTags(query: ListTagsQuery): Promise<TagDto[]>;
+}

