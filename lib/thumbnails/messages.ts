@@ -1,0 +1,60 @@
+/**
+ * The messages between the thumbnail pool and its workers, as typed unions on `type`.
+ *
+ * @module
+ */
+
+import type { ThumbnailOptions } from "./make_thumbnail.ts";
+
+/** Load sharp and libvips by making a tiny thumbnail, so the first real job pays no start-up. */
+export interface WarmupRequest {
+  type: "warmup";
+}
+
+/** One job; `input` is transferred, so the worker owns it. */
+export interface ThumbnailJobRequest {
+  type: "thumbnail";
+  id: number;
+  input: Uint8Array;
+  options: ThumbnailOptions;
+}
+
+/** What the pool sends a worker. */
+export type WorkerRequest = WarmupRequest | ThumbnailJobRequest;
+
+/** The worker has finished its warmup and takes jobs. */
+export interface ReadyResponse {
+  type: "ready";
+}
+
+/** A finished job; `data` is transferred back. */
+export interface DoneResponse {
+  type: "done";
+  id: number;
+  data: Uint8Array;
+  width: number;
+  height: number;
+}
+
+/** A job the image itself made fail (corrupt, unsupported, too large); the worker lives on. */
+export interface FailedResponse {
+  type: "failed";
+  id: number;
+  message: string;
+}
+
+/** What a worker sends the pool. */
+export type WorkerResponse = ReadyResponse | DoneResponse | FailedResponse;
+
+/**
+ * TEST HOOKS. A worker named with this suffix treats inputs that start with `TEST_CRASH` or
+ * `TEST_HANG` as orders to throw uncaught or to busy-loop forever, so tests can drive the pool's
+ * crash and timeout paths through its public API. Production workers never get the suffix.
+ */
+export const TEST_HOOKS_NAME_SUFFIX = "+test-hooks";
+
+/** TEST HOOK input prefix: the worker throws an uncaught error (only with test hooks on). */
+export const TEST_CRASH = "TEST_CRASH";
+
+/** TEST HOOK input prefix: the worker busy-loops until terminated (only with test hooks on). */
+export const TEST_HANG = "TEST_HANG";

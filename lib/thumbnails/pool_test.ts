@@ -1,0 +1,115 @@
+import { deepEqual, equal, ok, rejects } from "node:assert/strict";
+import sharp from "sharp";
+import {
+  ThumbnailFailedError,
+  ThumbnailPool,
+  ThumbnailQueueFullError,
+  ThumbnailTimeoutError,
+  ThumbnailWorkerError,
+} from "./pool.ts";
+import { TEST_CRASH, TEST_HANG } from "./messages.ts";
+
+const MAX_PIXELS = 40_000_000;
+
+async function jpeg(width: number, height: number): Promise<Uint8Array> {
+  const create = { width, height, channels: 3 as const, background: "#48c" };
+  return new Uint8Array(await sharp({ create }).jpeg().toBuffer());
+}
+
+const crash = new TextEncoder().encode(TEST_CRASH);
+const hang = new TextEncoder().encode(TEST_HANG);
+
+Deno.test("ThumbnailPool runs many jobs, never more at once than it has workers", async () => {
+  using pool = await ThumbnailPool.start({ size: 2, maxPixels: MAX_PIXELS });
+  deepEqual(pool.stats(), { workers: 2, busy: 0, queued: 0 });
+  const inputs = await Promise.all(Array.from({ length: 24 }, (_, i) => jpeg(800 + i * 10, 600)));
+  let maxBusy = 0;
+  const sampler = setInterval(() => maxBusy = Math.max(maxBusy, pool.stats().busy), 1);
+  try {
+    const jobs = inputs.map((input) => pool.thumbnail(input));
+    maxBusy = Math.max(maxBusy, pool.stats().busy);
+    equal(pool.stats().queued, 22);
+    const results = await Promise.all(jobs);
+    results.forEach((thumb, i) => {
+      equal(thumb.width, 400);
+      equal(thumb.height, Math.round(600 * 400 / (800 + i * 10)));
+    });
+    equal((await sharp(results[0].data).metadata()).format, "webp");
+  } finally {
+    clearInterval(sampler);
+  }
+  equal(maxBusy, 2);
+  deepEqual(pool.stats(), { workers: 2, busy: 0, queued: 0 });
+});
+
+Deno.test("ThumbnailPool leaves the caller's bytes intact", async () => {
+  using pool = await ThumbnailPool.start({ size: 1, maxPixels: MAX_PIXELS });
+  const input = await jpeg(300, 200);
+  const copy = input.slice();
+  await pool.thumbnail(input.subarray(0));
+  deepEqual(input, copy);
+});
+
+Deno.test("ThumbnailPool rejects at once when the queue is full", async () => {
+  using pool = await ThumbnailPool.start({ size: 1, maxQueue: 2, maxPixels: MAX_PIXELS });
+  const input = await jpeg(1200, 900);
+  const accepted = [pool.thumbnail(input), pool.thumbnail(input), pool.thumbnail(input)];
+  deepEqual(pool.stats(), { workers: 1, busy: 1, queued: 2 });
+  await rejects(pool.thumbnail(input), ThumbnailQueueFullError);
+  equal((await Promise.all(accepted)).length, 3);
+  // Room again once the queue drains.
+  equal((await pool.thumbnail(input)).width, 400);
+});
+
+Deno.test("ThumbnailPool reports a bad image without losing the worker", async () => {
+  using pool = await ThumbnailPool.start({ size: 1, maxPixels: 1_000_000 });
+  await rejects(pool.thumbnail(new TextEncoder().encode("<svg/>")), ThumbnailFailedError);
+  await rejects(pool.thumbnail(await jpeg(2000, 1000)), /too large/);
+  const whole = await jpeg(300, 200);
+  await rejects(pool.thumbnail(whole.subarray(0, whole.length >> 1)), ThumbnailFailedError);
+  equal((await pool.thumbnail(whole)).width, 300);
+  deepEqual(pool.stats(), { workers: 1, busy: 0, queued: 0 });
+});
+
+Deno.test("ThumbnailPool fails the job of a crashed worker and replaces it", async () => {
+  using pool = await ThumbnailPool.start({ size: 1, maxPixels: MAX_PIXELS, testHooks: true });
+  const input = await jpeg(640, 480);
+  const crashed = pool.thumbnail(crash);
+  const queued = pool.thumbnail(input);
+  await rejects(crashed, ThumbnailWorkerError);
+  equal((await queued).width, 400);
+  equal((await pool.thumbnail(input)).height, 300);
+  deepEqual(pool.stats(), { workers: 1, busy: 0, queued: 0 });
+});
+
+Deno.test("ThumbnailPool times out a hung worker and replaces it", async () => {
+  using pool = await ThumbnailPool.start({
+    size: 1,
+    timeoutMs: 500,
+    maxPixels: MAX_PIXELS,
+    testHooks: true,
+  });
+  const started = performance.now();
+  await rejects(pool.thumbnail(hang), ThumbnailTimeoutError);
+  const waited = performance.now() - started;
+  ok(waited >= 490 && waited < 2000, `timed out after ${waited} ms`);
+  equal((await pool.thumbnail(await jpeg(640, 480))).width, 400);
+  deepEqual(pool.stats(), { workers: 1, busy: 0, queued: 0 });
+});
+
+Deno.test("ThumbnailPool.close() rejects running and queued jobs", async () => {
+  const pool = await ThumbnailPool.start({ size: 1, maxPixels: MAX_PIXELS, testHooks: true });
+  const input = await jpeg(640, 480);
+  const pending = [pool.thumbnail(hang), pool.thumbnail(input), pool.thumbnail(input)];
+  deepEqual(pool.stats(), { workers: 1, busy: 1, queued: 2 });
+  pool.close();
+  for (const job of pending) await rejects(job, ThumbnailWorkerError);
+  deepEqual(pool.stats(), { workers: 0, busy: 0, queued: 0 });
+  await rejects(pool.thumbnail(input), /closed/);
+});
+
+Deno.test("ThumbnailPool ignores test-hook inputs unless asked", async () => {
+  using pool = await ThumbnailPool.start({ size: 1, timeoutMs: 2000, maxPixels: MAX_PIXELS });
+  await rejects(pool.thumbnail(crash), ThumbnailFailedError);
+  await rejects(pool.thumbnail(hang), ThumbnailFailedError);
+});

@@ -1,0 +1,55 @@
+/**
+ * Web Worker that runs `makeThumbnail` off the server's event loop; driven by `pool.ts`.
+ *
+ * @module
+ */
+/// <reference no-default-lib="true" />
+/// <reference lib="deno.worker" />
+
+import sharp from "sharp";
+import { makeThumbnail } from "./make_thumbnail.ts";
+import {
+  TEST_CRASH,
+  TEST_HANG,
+  TEST_HOOKS_NAME_SUFFIX,
+  type WorkerRequest,
+  type WorkerResponse,
+} from "./messages.ts";
+
+// libvips settings are process-wide. Parallelism comes from the pool (one job per worker), so
+// one libvips thread per job avoids oversubscribing the cores; the operation cache only holds
+// memory, since no two uploads share pixels.
+sharp.concurrency(1);
+sharp.cache(false);
+
+const testHooks = self.name.endsWith(TEST_HOOKS_NAME_SUFFIX);
+
+/** A 16x16 PNG, to load every library a real job needs before the pool hands out work. */
+const WARMUP_PNG = sharp({ create: { width: 16, height: 16, channels: 3, background: "#888" } })
+  .png().toBuffer();
+
+function reply(message: WorkerResponse, transfer: Transferable[] = []): void {
+  self.postMessage(message, transfer);
+}
+
+function startsWith(input: Uint8Array, prefix: string): boolean {
+  return new TextDecoder().decode(input.subarray(0, prefix.length)) === prefix;
+}
+
+self.onmessage = async (event: MessageEvent<WorkerRequest>) => {
+  const request = event.data;
+  if (request.type === "warmup") {
+    await makeThumbnail(new Uint8Array(await WARMUP_PNG));
+    reply({ type: "ready" });
+    return;
+  }
+  // TEST HOOKS: let tests crash or hang this worker; inert unless the pool enabled them.
+  if (testHooks && startsWith(request.input, TEST_CRASH)) throw new Error("Test hook crash");
+  if (testHooks && startsWith(request.input, TEST_HANG)) { while (true) { /* until terminated */ } }
+  try {
+    const thumb = await makeThumbnail(request.input, request.options);
+    reply({ type: "done", id: request.id, ...thumb }, [thumb.data.buffer]);
+  } catch (error) {
+    reply({ type: "failed", id: request.id, message: String((error as Error)?.message ?? error) });
+  }
+};
