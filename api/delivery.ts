@@ -1,0 +1,119 @@
+/**
+ * `GET`/`HEAD` `/images/{id}/file` and `/thumbnail`: bytes fetched from storage server-side and
+ * streamed (never buffered), with the stored type, an ETag, immutable caching and nosniff; 304
+ * on a matching If-None-Match, 206 for a single byte range, 416 for an unsatisfiable one.
+ */
+import type { Context } from "hono";
+import { getImageForDelivery } from "../db/images.ts";
+import type { Services } from "../lib/services.ts";
+import { isShortId } from "../lib/short_id.ts";
+import { originalKey } from "../lib/storage/keys.ts";
+import { type ByteRange, RangeNotSatisfiableError } from "../lib/storage/mod.ts";
+import type { AppEnv } from "./env.ts";
+import { HttpError } from "./errors.ts";
+import { newRouter } from "./router.ts";
+import { errorResponse, ShortIdParam } from "./schemas.ts";
+
+const IMMUTABLE = "public, max-age=31536000, immutable";
+
+/** Parses a single `bytes=` range against `size`; null for none or an unsupported form. */
+export function parseRange(header: string | undefined, size: number): ByteRange | "invalid" | null {
+  if (!header) return null;
+  const m = /^bytes=(\d*)-(\d*)$/.exec(header.trim());
+  if (!m || (m[1] === "" && m[2] === "")) return null; // several ranges or garbage: send it all
+  if (m[1] === "") {
+    const suffix = Number(m[2]);
+    if (suffix === 0) return "invalid";
+    return { start: Math.max(0, size - suffix), end: size - 1 };
+  }
+  const start = Number(m[1]);
+  const end = m[2] === "" ? size - 1 : Math.min(Number(m[2]), size - 1);
+  if (start >= size || start > end) return "invalid";
+  return { start, end };
+}
+
+function etagMatches(header: string | undefined, etag: string): boolean {
+  if (!header) return false;
+  return header.trim() === "*" ||
+    header.split(",").some((t) => t.trim().replace(/^W\//, "") === etag);
+}
+
+async function serve(c: Context<AppEnv>, services: Services, which: "file" | "thumbnail") {
+  const id = c.req.param("id")!;
+  const row = isShortId(id) ? await getImageForDelivery(services.sql, id) : null;
+  if (!row) throw new HttpError(404, "Image not found");
+  const thumb = which === "thumbnail" && row.thumbnail_key !== null;
+  const key = thumb ? row.thumbnail_key! : originalKey(id);
+  const etag = `"${row.hash}${thumb ? "-thumb" : ""}"`;
+  const headers: Record<string, string> = {
+    "ETag": etag,
+    "Cache-Control": IMMUTABLE,
+    "X-Content-Type-Options": "nosniff",
+    "Content-Security-Policy": "default-src 'none'; sandbox",
+    "Accept-Ranges": "bytes",
+    // Only sniffed image types are ever stored; this is a second line of defence.
+    "Content-Type": thumb ? "image/webp" : row.content_type,
+  };
+  if (etagMatches(c.req.header("if-none-match"), etag)) return c.body(null, 304, headers);
+
+  const size = thumb ? null : row.size_bytes;
+  let range = size === null ? null : parseRange(c.req.header("range"), size);
+  if (range === "invalid") {
+    return c.body(null, 416, { ...headers, "Content-Range": `bytes */${size}` });
+  }
+  if (c.req.method === "HEAD" && size !== null) {
+    const length = range ? range.end - range.start + 1 : size;
+    if (range) headers["Content-Range"] = `bytes ${range.start}-${range.end}/${size}`;
+    return c.body(null, range ? 206 : 200, { ...headers, "Content-Length": String(length) });
+  }
+  if (thumb && c.req.header("range")) range = null; // thumbnails are small: always whole
+
+  let obj;
+  try {
+    obj = await services.store.get(key, range ?? undefined);
+  } catch (e) {
+    if (e instanceof RangeNotSatisfiableError) {
+      return c.body(null, 416, { ...headers, "Content-Range": `bytes */${size}` });
+    }
+    throw e;
+  }
+  if (!obj) throw new HttpError(404, "Image not found");
+  headers["Content-Length"] = String(obj.length);
+  if (range) {
+    headers["Content-Range"] = `bytes ${range.start}-${range.start + obj.length - 1}/${obj.size}`;
+  }
+  if (c.req.method === "HEAD") {
+    await obj.body.cancel();
+    return c.body(null, 200, headers);
+  }
+  return c.body(obj.body, range ? 206 : 200, headers);
+}
+
+/** The byte routes. */
+export function deliveryRoutes(services: Services) {
+  const app = newRouter();
+  for (const which of ["file", "thumbnail"] as const) {
+    app.openAPIRegistry.registerPath({
+      method: "get",
+      path: `/images/{id}/${which}`,
+      tags: ["images"],
+      summary: which === "file"
+        ? "The original bytes (streamed through the service; Range and If-None-Match honoured)"
+        : "The WebP thumbnail; the original when the image has none",
+      request: { params: ShortIdParam },
+      responses: {
+        200: {
+          description: "The bytes",
+          content: { "image/*": { schema: { type: "string", format: "binary" } } },
+        },
+        206: { description: "A byte range" },
+        304: { description: "Not modified" },
+        404: errorResponse("No such image"),
+        416: { description: "Range not satisfiable" },
+        503: errorResponse("Storage unavailable"),
+      },
+    });
+    app.on(["GET", "HEAD"], `/images/:id/${which}`, (c) => serve(c, services, which));
+  }
+  return app;
+}

@@ -1,0 +1,160 @@
+/**
+ * `/images` writes, all behind requireAuth: upload, tag edits and delete. Kept apart from the
+ * read routes so the edge reader's module graph holds no upload or thumbnail code.
+ */
+import { createRoute, z } from "@hono/zod-openapi";
+import { deleteImage, updateImageTags } from "../db/images.ts";
+import { sweepPendingDeletes } from "../lib/deleter.ts";
+import {
+  BusyError,
+  ingestImage,
+  TooManyPixelsError,
+  UnsupportedImageError,
+} from "../lib/ingest.ts";
+import { toImageDto } from "../lib/read_model.ts";
+import type { Services } from "../lib/services.ts";
+import { isShortId } from "../lib/short_id.ts";
+import { originalKey } from "../lib/storage/keys.ts";
+import type { ReadModel } from "../lib/types.ts";
+import { HttpError } from "./errors.ts";
+import { json, notFound, tagsOrThrow } from "./images.ts";
+import { requireAuth } from "./require_auth.ts";
+import { newRouter } from "./router.ts";
+import { bearer, errorResponse, Image, ShortIdParam } from "./schemas.ts";
+import { readUploadForm } from "./upload_body.ts";
+import { UploadGate } from "./upload_gate.ts";
+
+const TagChange = z.union([
+  z.object({ tags: z.array(z.string()) }).strict(),
+  z.object({ add: z.array(z.string()).optional(), remove: z.array(z.string()).optional() })
+    .strict(),
+]).openapi("TagChange", {
+  description: '`{"tags": [...]}` replaces the set; `{"add": [...], "remove": [...]}` edits it',
+});
+
+/** The image write routes. */
+export function imageWriteRoutes(services: Services, read: ReadModel) {
+  const { config, sql, store } = services;
+  const app = newRouter();
+  const auth = requireAuth(config);
+  const gate = new UploadGate(64);
+
+  app.openAPIRegistry.registerPath({
+    method: "post",
+    path: "/images",
+    tags: ["images"],
+    summary: "Upload an image (201 new; 200 when the same content exists: the tags are added)",
+    security: bearer,
+    request: {
+      body: {
+        content: {
+          "multipart/form-data": {
+            schema: z.object({
+              file: z.any().openapi({ type: "string", format: "binary" }),
+              tags: z.string().optional().openapi({ description: "Comma-separated; may repeat" }),
+            }),
+          },
+        },
+      },
+    },
+    responses: {
+      201: { description: "Created", content: json(Image) },
+      200: { description: "Already here; the tags were added", content: json(Image) },
+      400: errorResponse("Not a multipart body"),
+      401: errorResponse("Not signed in"),
+      413: errorResponse("Larger than MAX_UPLOAD_BYTES (`code`, `detail`, `max_bytes`)"),
+      415: errorResponse("Not a JPEG, PNG, GIF, WebP or AVIF image"),
+      422: errorResponse("Invalid fields, or more pixels than MAX_IMAGE_PIXELS"),
+      503: errorResponse("Storage or database down, or too busy"),
+    },
+  });
+  app.post("/images", auth, async (c) => {
+    using _slot = gate.enter();
+    const form = await readUploadForm(c.req.raw, config.MAX_UPLOAD_BYTES);
+    try {
+      const { created, image } = await ingestImage(services, form.bytes, form.tags);
+      const dto = toImageDto(image, config.S3_PUBLIC_BASE_URL);
+      if (created) c.header("Location", `/api/v1/images/${dto.short_id}`);
+      return c.json(dto, created ? 201 : 200);
+    } catch (e) {
+      if (e instanceof UnsupportedImageError) {
+        throw new HttpError(415, { code: "unsupported_image", detail: e.message });
+      }
+      if (e instanceof TooManyPixelsError) {
+        throw new HttpError(422, {
+          code: "too_many_pixels",
+          detail: e.message,
+          max_pixels: e.max,
+        });
+      }
+      if (e instanceof BusyError) {
+        throw new HttpError(503, e.message, { headers: { "Retry-After": "2" } });
+      }
+      throw e;
+    }
+  });
+
+  app.openapi(
+    createRoute({
+      method: "patch",
+      path: "/images/{id}/tags",
+      tags: ["images"],
+      summary: "Replace or edit an image's tags",
+      security: bearer,
+      middleware: [auth] as const,
+      request: {
+        params: ShortIdParam,
+        body: { content: { "application/json": { schema: TagChange } }, required: true },
+      },
+      responses: {
+        200: { description: "The image with its new tags", content: json(Image) },
+        401: errorResponse("Not signed in"),
+        404: errorResponse("No such image"),
+        422: errorResponse("Invalid tag names"),
+      },
+    }),
+    async (c) => {
+      const { id } = c.req.valid("param");
+      const body = c.req.valid("json");
+      const change = "tags" in body
+        ? { replace: tagsOrThrow(body.tags) }
+        : { add: tagsOrThrow(body.add ?? []), remove: tagsOrThrow(body.remove ?? []) };
+      if (!isShortId(id) || !await updateImageTags(sql, id, change)) throw notFound();
+      const image = await read.getImage(id);
+      if (!image) throw notFound();
+      return c.json(image, 200);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: "delete",
+      path: "/images/{id}",
+      tags: ["images"],
+      summary: "Delete an image with its original and thumbnail objects",
+      security: bearer,
+      middleware: [auth] as const,
+      request: { params: ShortIdParam },
+      responses: {
+        204: { description: "Deleted" },
+        401: errorResponse("Not signed in"),
+        404: errorResponse("No such image"),
+      },
+    }),
+    async (c) => {
+      const { id } = c.req.valid("param");
+      const keys = isShortId(id)
+        ? await deleteImage(
+          sql,
+          id,
+          (row) => [originalKey(row.short_id), row.thumbnail_key].filter((k) => k !== null),
+        )
+        : null;
+      if (!keys) throw notFound();
+      // The row is gone and its keys recorded; remove the objects now, or the sweeper will.
+      await sweepPendingDeletes(sql, store, c.get("log")).catch(() => {});
+      return c.body(null, 204);
+    },
+  );
+  return app;
+}

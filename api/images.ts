@@ -1,0 +1,82 @@
+/** `/images` reads: list and detail. Writes are in image_writes.ts, bytes in delivery.ts. */
+import { createRoute, z } from "@hono/zod-openapi";
+import { BadCursorError } from "../lib/read_model.ts";
+import { parseTagList, TagNameError } from "../lib/tag_names.ts";
+import type { ReadModel } from "../lib/types.ts";
+import { HttpError } from "./errors.ts";
+import { newRouter } from "./router.ts";
+import { errorResponse, Image, ShortIdParam } from "./schemas.ts";
+
+/** The 404 of an unknown or malformed short ID. */
+export const notFound = () => new HttpError(404, "Image not found");
+/** A JSON content entry of the OpenAPI document. */
+export const json = (schema: z.ZodType) => ({ "application/json": { schema } });
+
+/** Normalised tag names, or 422 naming the bad one. */
+export function tagsOrThrow(values: string[]): string[] {
+  try {
+    return parseTagList(values);
+  } catch (e) {
+    if (e instanceof TagNameError) throw new HttpError(422, `tags: ${e.message}`);
+    throw e;
+  }
+}
+
+const listRoute = createRoute({
+  method: "get",
+  path: "/images",
+  tags: ["images"],
+  summary: "List images, newest first; `tags` keeps images carrying all of them",
+  request: {
+    query: z.object({
+      tags: z.union([z.string(), z.array(z.string())]).optional().openapi({
+        description: "Comma-separated and/or repeated tag names",
+      }),
+      limit: z.coerce.number().int().min(1).max(200).default(50),
+      cursor: z.string().max(64).optional(),
+    }),
+  },
+  responses: {
+    200: {
+      description: "One page",
+      content: json(z.object({ items: z.array(Image), next_cursor: z.string().nullable() })),
+    },
+    422: errorResponse("Invalid query"),
+  },
+});
+
+const getRoute = createRoute({
+  method: "get",
+  path: "/images/{id}",
+  tags: ["images"],
+  summary: "One image",
+  request: { params: ShortIdParam },
+  responses: {
+    200: { description: "The image", content: json(Image) },
+    404: errorResponse("No such image"),
+  },
+});
+
+/** The image read routes. */
+export function imageRoutes(read: ReadModel) {
+  const app = newRouter();
+
+  app.openapi(listRoute, async (c) => {
+    const q = c.req.valid("query");
+    const tags = tagsOrThrow(c.req.queries("tags") ?? (q.tags ? [q.tags].flat() : []));
+    try {
+      return c.json(await read.listImages({ tags, limit: q.limit, cursor: q.cursor ?? null }), 200);
+    } catch (e) {
+      if (e instanceof BadCursorError) throw new HttpError(422, "cursor: not a valid cursor");
+      throw e;
+    }
+  });
+
+  app.openapi(getRoute, async (c) => {
+    const image = await read.getImage(c.req.valid("param").id);
+    if (!image) throw notFound();
+    return c.json(image, 200);
+  });
+
+  return app;
+}

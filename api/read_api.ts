@@ -1,0 +1,31 @@
+/**
+ * The public side of `/api/v1`: health, image list and detail, bytes, tags. The edge reader
+ * serves exactly this; the full service adds sign-in and the write routes (mod.ts).
+ */
+import { createReadModel } from "../lib/read_model.ts";
+import type { Services } from "../lib/services.ts";
+import type { ReadModel } from "../lib/types.ts";
+import { deliveryRoutes } from "./delivery.ts";
+import { onError } from "./errors.ts";
+import { healthRoutes } from "./health.ts";
+import { imageRoutes } from "./images.ts";
+import { newRouter } from "./router.ts";
+import { tagRoutes } from "./tags.ts";
+
+/** The read API and the read model it was built on (the pages share it). */
+export function createReadApi(services: Services, read?: ReadModel) {
+  const model = read ?? createReadModel(services.sql, services.config.S3_PUBLIC_BASE_URL);
+  const api = newRouter();
+  api.openAPIRegistry.registerComponent("securitySchemes", "bearer", {
+    type: "oauth2",
+    description: "Sign in at POST /api/v1/auth/token; send `Authorization: Bearer <token>`.",
+    flows: { password: { tokenUrl: "/api/v1/auth/token", scopes: {} } },
+  });
+  api.route("/", healthRoutes(services));
+  api.route("/", deliveryRoutes(services));
+  api.route("/", imageRoutes(model));
+  api.route("/", tagRoutes(model));
+  api.notFound((c) => c.json({ detail: "Not found" }, 404));
+  api.onError(onError);
+  return { api, read: model };
+}

@@ -1,0 +1,40 @@
+/** The zod schemas of the API's JSON, which also make the OpenAPI document. */
+import { z } from "@hono/zod-openapi";
+
+/** A tag with its image count. */
+export const Tag = z.object({
+  name: z.string().openapi({ example: "facepalm" }),
+  image_count: z.number().int().openapi({ example: 12 }),
+}).openapi("Tag");
+
+/** An image (DESIGN.md "Image"). */
+export const Image = z.object({
+  short_id: z.string().openapi({ example: "aZ3kP9qX" }),
+  hash: z.string().openapi({ description: "SHA-256 of the content, hex" }),
+  content_type: z.string().openapi({ example: "image/png" }),
+  size_bytes: z.number().int(),
+  width: z.number().int(),
+  height: z.number().int(),
+  thumbnail_key: z.string().nullable(),
+  tags: z.array(Tag),
+  file_url: z.string().openapi({ example: "/api/v1/images/aZ3kP9qX/file" }),
+  thumbnail_url: z.string().openapi({ example: "/api/v1/images/aZ3kP9qX/thumbnail" }),
+  created_at: z.string().openapi({ format: "date-time" }),
+}).openapi("Image");
+
+/** A plain error body. */
+export const ErrorBody = z.object({ detail: z.string() }).passthrough().openapi("Error");
+
+/** The short ID path parameter. */
+export const ShortIdParam = z.object({
+  id: z.string().openapi({ param: { name: "id", in: "path" }, example: "aZ3kP9qX" }),
+});
+
+/** A JSON error response of the OpenAPI document. */
+export const errorResponse = (description: string) => ({
+  description,
+  content: { "application/json": { schema: ErrorBody } },
+});
+
+/** The bearer requirement of write routes in the OpenAPI document. */
+export const bearer = [{ bearer: [] }];

@@ -1,0 +1,36 @@
+/** `GET /tags`: the tag list with substring search, sort, minimum count and paging. */
+import { createRoute, z } from "@hono/zod-openapi";
+import type { ReadModel } from "../lib/types.ts";
+import { newRouter } from "./router.ts";
+import { errorResponse, Tag } from "./schemas.ts";
+
+const route = createRoute({
+  method: "get",
+  path: "/tags",
+  tags: ["tags"],
+  summary: "List tags that have images",
+  request: {
+    query: z.object({
+      q: z.string().max(64).optional().openapi({
+        description: "Case-insensitive substring of the name (`at` finds `cat` and `scatter`)",
+      }),
+      sort: z.enum(["count_desc", "name"]).default("name"),
+      min_count: z.coerce.number().int().min(0).max(2_147_483_647).optional(),
+      limit: z.coerce.number().int().min(1).max(1000).default(100),
+      offset: z.coerce.number().int().min(0).max(1_000_000).default(0),
+    }),
+  },
+  responses: {
+    200: { description: "Tags", content: { "application/json": { schema: z.array(Tag) } } },
+    422: errorResponse("Invalid query"),
+  },
+});
+
+/** The tag routes. */
+export function tagRoutes(read: ReadModel) {
+  return newRouter().openapi(route, async (c) => {
+    const q = c.req.valid("query");
+    const search = q.q?.trim().toLowerCase();
+    return c.json(await read.listTags({ ...q, q: search || undefined }), 200);
+  });
+}

@@ -1,0 +1,215 @@
+/**
+ * Images and their tag links. Getters return null when nothing is found; multi-statement
+ * writes run in one transaction; tag counts follow from the image_tags triggers.
+ */
+import type postgres from "postgres";
+import type { Sql } from "./client.ts";
+import { transaction } from "./client.ts";
+import { ensureTags, findTags } from "./tags.ts";
+
+/** An image row as the service uses it (the UUID stays inside). */
+export interface ImageRow {
+  id: string;
+  seq: string;
+  short_id: string;
+  hash: string;
+  content_type: string;
+  size_bytes: number;
+  width: number;
+  height: number;
+  thumbnail_key: string | null;
+  created_at: Date;
+}
+
+/** An image row with its tags, sorted by name. */
+export interface ImageWithTags extends ImageRow {
+  tags: { name: string; image_count: number }[];
+}
+
+const COLUMNS = (sql: Sql | postgres.TransactionSql) =>
+  sql`i.id, i.seq::text as seq, i.short_id, i.hash, i.content_type, i.size_bytes::float8 as size_bytes,
+      i.width, i.height, i.thumbnail_key, i.created_at`;
+
+/** Attaches each image's tags with one query. */
+async function withTags(
+  sql: Sql | postgres.TransactionSql,
+  rows: ImageRow[],
+): Promise<ImageWithTags[]> {
+  if (rows.length === 0) return [];
+  const links = await sql<{ image_id: string; name: string; image_count: number }[]>`
+    select it.image_id, t.name, t.image_count from image_tags it join tags t on t.id = it.tag_id
+    where it.image_id = any(${rows.map((r) => r.id)}::uuid[]) order by t.name`;
+  const byImage = new Map<string, { name: string; image_count: number }[]>();
+  for (const l of links) {
+    const list = byImage.get(l.image_id) ?? [];
+    list.push({ name: l.name, image_count: l.image_count });
+    byImage.set(l.image_id, list);
+  }
+  return rows.map((r) => ({ ...r, tags: byImage.get(r.id) ?? [] }));
+}
+
+/** The image with this short ID, or null. */
+export async function getImageByShortId(sql: Sql, shortId: string): Promise<ImageWithTags | null> {
+  const rows = await sql<ImageRow[]>`select ${
+    COLUMNS(sql)
+  } from images i where i.short_id = ${shortId}`;
+  return rows.length ? (await withTags(sql, rows))[0] : null;
+}
+
+/** The delivery fields of an image, without its tags (the byte routes need no more). */
+export async function getImageForDelivery(sql: Sql, shortId: string) {
+  const rows = await sql<
+    Pick<ImageRow, "hash" | "content_type" | "size_bytes" | "thumbnail_key">[]
+  >`
+    select hash, content_type, size_bytes::float8 as size_bytes, thumbnail_key
+    from images where short_id = ${shortId}`;
+  return rows[0] ?? null;
+}
+
+/** The image with this content hash, or null. */
+export async function getImageByHash(sql: Sql, hash: string): Promise<ImageWithTags | null> {
+  const rows = await sql<ImageRow[]>`select ${COLUMNS(sql)} from images i where i.hash = ${hash}`;
+  return rows.length ? (await withTags(sql, rows))[0] : null;
+}
+
+/**
+ * One page of images carrying all of `tags`, newest first, after keyset position `beforeSeq`.
+ * The rarest tag drives an index scan in seq order; the others are checked by primary key.
+ */
+export async function listImages(
+  sql: Sql,
+  opts: { tags: string[]; limit: number; beforeSeq: string | null },
+): Promise<ImageWithTags[]> {
+  let rows: ImageRow[];
+  if (opts.tags.length === 0) {
+    rows = await sql<ImageRow[]>`
+      select ${COLUMNS(sql)} from images i
+      where true ${opts.beforeSeq === null ? sql`` : sql`and i.seq < ${opts.beforeSeq}`}
+      order by i.seq desc limit ${opts.limit}`;
+  } else {
+    const found = await findTags(sql, opts.tags);
+    if (found.length < opts.tags.length) return []; // an unknown tag matches nothing
+    found.sort((a, b) => a.image_count - b.image_count);
+    const [driver, ...others] = found;
+    const otherIds = others.map((t) => t.id);
+    rows = await sql<ImageRow[]>`
+      select ${COLUMNS(sql)} from image_tags d join images i on i.id = d.image_id
+      where d.tag_id = ${driver.id}
+        ${opts.beforeSeq === null ? sql`` : sql`and d.image_seq < ${opts.beforeSeq}`}
+        ${
+      otherIds.length === 0 ? sql`` : sql`and (select count(*) from image_tags o
+            where o.image_id = d.image_id and o.tag_id = any(${otherIds}::bigint[])) = ${otherIds.length}`
+    }
+      order by d.image_seq desc limit ${opts.limit}`;
+  }
+  return await withTags(sql, rows);
+}
+
+/** Fields of a new image. */
+export interface NewImage {
+  shortId: string;
+  hash: string;
+  contentType: string;
+  sizeBytes: number;
+  width: number;
+  height: number;
+  thumbnailKey: string | null;
+}
+
+/** Links `tagNames` to an image inside `tx` (existing links are kept). */
+async function linkTags(
+  tx: postgres.TransactionSql,
+  image: { id: string; seq: string },
+  tagNames: string[],
+) {
+  const tags = await ensureTags(tx, tagNames);
+  if (tags.length === 0) return;
+  await tx`insert into image_tags (image_id, tag_id, image_seq)
+    select ${image.id}, unnest(${tags.map((t) => t.id)}::bigint[]), ${image.seq}
+    on conflict do nothing`;
+}
+
+/**
+ * Inserts a new image with its tags, unless one with the same hash exists: then returns null
+ * (the caller adds the tags to the existing one). `onInserted` runs inside the transaction.
+ */
+export function insertImage(
+  sql: Sql,
+  img: NewImage,
+  tagNames: string[],
+  onInserted?: (tx: postgres.TransactionSql) => Promise<unknown>,
+): Promise<boolean> {
+  return transaction(sql, async (tx) => {
+    const rows = await tx<{ id: string; seq: string }[]>`
+      insert into images (short_id, hash, content_type, size_bytes, width, height, thumbnail_key)
+      values (${img.shortId}, ${img.hash}, ${img.contentType}, ${img.sizeBytes}, ${img.width},
+              ${img.height}, ${img.thumbnailKey})
+      on conflict (hash) do nothing
+      returning id, seq::text as seq`;
+    if (rows.length === 0) return false;
+    await linkTags(tx, rows[0], tagNames);
+    await onInserted?.(tx);
+    return true;
+  });
+}
+
+/**
+ * Changes an image's tags: `replace` sets the whole set; otherwise `add` then `remove`.
+ * Returns false when the image does not exist (any more).
+ */
+export function updateImageTags(
+  sql: Sql,
+  shortId: string,
+  change: { replace?: string[]; add?: string[]; remove?: string[] },
+): Promise<boolean> {
+  return transaction(sql, async (tx) => {
+    const [image] = await tx<{ id: string; seq: string }[]>`
+      select id, seq::text as seq from images where short_id = ${shortId} for update`;
+    if (!image) return false;
+    const add = change.replace ?? change.add ?? [];
+    let remove = change.remove ?? [];
+    if (change.replace) {
+      const current = await tx<{ name: string }[]>`
+        select t.name from image_tags it join tags t on t.id = it.tag_id where it.image_id = ${image.id}`;
+      remove = current.map((c) => c.name).filter((n) => !change.replace!.includes(n));
+    }
+    if (remove.length) {
+      await tx`delete from image_tags where image_id = ${image.id}
+        and tag_id in (select id from tags where name = any(${remove}::text[]) order by id)`;
+    }
+    await linkTags(tx, image, add.filter((n) => !remove.includes(n)));
+    return true;
+  });
+}
+
+/** Deletes an image and records its objects for deletion in the same transaction. */
+export function deleteImage(sql: Sql, shortId: string, keysOf: (row: ImageRow) => string[]) {
+  return transaction(sql, async (tx) => {
+    const [row] = await tx<ImageRow[]>`
+      delete from images i where i.short_id = ${shortId} returning ${COLUMNS(tx)}`;
+    if (!row) return null;
+    const keys = keysOf(row);
+    await tx`insert into pending_deletes (key) select unnest(${keys}::text[])
+             on conflict (key) do update set next_attempt_at = now()`;
+    return keys;
+  });
+}
+
+/**
+ * Adds `tagNames` to the image with this content hash and returns it, or null when there is
+ * none. The row is locked so that a concurrent delete either happens first (null) or after.
+ */
+export async function addTagsByHash(
+  sql: Sql,
+  hash: string,
+  tagNames: string[],
+): Promise<ImageWithTags | null> {
+  const found = await transaction(sql, async (tx) => {
+    const [image] = await tx<{ id: string; seq: string }[]>`
+      select id, seq::text as seq from images where hash = ${hash} for update`;
+    if (!image) return false;
+    await linkTags(tx, image, tagNames);
+    return true;
+  });
+  return found ? await getImageByHash(sql, hash) : null;
+}

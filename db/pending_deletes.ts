@@ -1,0 +1,34 @@
+/**
+ * Objects to remove from storage. A delete records its keys in the transaction that removes the
+ * row; an upload records its keys (due later) before it writes them and clears them in the
+ * transaction that inserts the row. Either way a sweep removes what no row owns, so an outage
+ * or a crash never leaves an object without its row for good.
+ */
+import type postgres from "postgres";
+import type { Sql } from "./client.ts";
+
+/** Records `keys` for deletion after `delaySeconds` (an upload's guard against a crash). */
+export async function scheduleDeletes(sql: Sql, keys: string[], delaySeconds: number) {
+  await sql`insert into pending_deletes (key, next_attempt_at)
+    select unnest(${keys}::text[]), now() + make_interval(secs => ${delaySeconds})
+    on conflict (key) do nothing`;
+}
+
+/** Forgets `keys` (their row now owns them, or they are gone from storage). */
+export async function clearDeletes(tx: postgres.TransactionSql | Sql, keys: string[]) {
+  await tx`delete from pending_deletes where key = any(${keys}::text[])`;
+}
+
+/** Claims up to `limit` due keys; other replicas skip the claimed ones. */
+export function claimDueDeletes(tx: postgres.TransactionSql, limit: number) {
+  return tx<{ key: string; attempts: number }[]>`
+    select key, attempts from pending_deletes where next_attempt_at <= now()
+    order by next_attempt_at limit ${limit} for update skip locked`;
+}
+
+/** Pushes a failed key's next attempt back, exponentially up to ten minutes. */
+export async function deferDelete(tx: postgres.TransactionSql, key: string, attempts: number) {
+  const delay = Math.min(600, 2 ** Math.min(attempts, 10));
+  await tx`update pending_deletes set attempts = attempts + 1,
+    next_attempt_at = now() + make_interval(secs => ${delay}) where key = ${key}`;
+}

@@ -1,0 +1,39 @@
+/** Tags: the tag list, and the rows that tag writes need. Counts are kept by triggers (001). */
+import type postgres from "postgres";
+import type { ListTagsQuery, TagDto } from "../lib/types.ts";
+import type { Sql } from "./client.ts";
+
+/** Escapes LIKE's wildcards so a search matches only the literal text. */
+export function escapeLike(s: string): string {
+  return s.replace(/[\\%_]/g, (m) => `\\${m}`);
+}
+
+/** The tag list: tags that have images, filtered and ordered as asked. */
+export function listTags(sql: Sql, q: ListTagsQuery): Promise<TagDto[]> {
+  const minCount = Math.max(1, q.min_count ?? 1);
+  const search = q.q ? sql`and name ilike ${"%" + escapeLike(q.q) + "%"}` : sql``;
+  const order = q.sort === "count_desc" ? sql`image_count desc, name` : sql`name`;
+  return sql<TagDto[]>`
+    select name, image_count from tags
+    where image_count >= ${minCount} ${search}
+    order by ${order}
+    limit ${q.limit} offset ${q.offset}`;
+}
+
+/** Ensures a row for each name and returns their ids, in ascending id order (lock order). */
+export async function ensureTags(
+  tx: postgres.TransactionSql | Sql,
+  names: readonly string[],
+): Promise<{ id: string; name: string }[]> {
+  if (names.length === 0) return [];
+  await tx`insert into tags (name) select unnest(${names as string[]}::text[])
+           on conflict (name) do nothing`;
+  return await tx<{ id: string; name: string }[]>`
+    select id, name from tags where name = any(${names as string[]}::text[]) order by id`;
+}
+
+/** Ids and counts of existing tags among `names` (missing names are simply absent). */
+export function findTags(sql: Sql, names: readonly string[]) {
+  return sql<{ id: string; name: string; image_count: number }[]>`
+    select id, name, image_count from tags where name = any(${names as string[]}::text[])`;
+}

@@ -1,0 +1,168 @@
+/**
+ * The upload pipeline, after the body has been read: sniff the type from the bytes, refuse
+ * pixel bombs before anything decodes, hash, then either add the tags to the image that already
+ * has this content or store the original and its thumbnail and write the row.
+ *
+ * Nothing is ever half-written: the keys are recorded in pending_deletes (due in an hour) before
+ * the objects are written and cleared in the transaction that inserts the row, so a crash in
+ * between is cleaned up by the sweeper; a storage failure writes no row; a database failure
+ * removes the stored objects.
+ */
+import { encodeHex } from "./hex.ts";
+import { addTagsByHash, getImageByHash, type ImageWithTags, insertImage } from "../db/images.ts";
+import { clearDeletes, scheduleDeletes } from "../db/pending_deletes.ts";
+import { sniffImage } from "./image_sniff.ts";
+import type { Services } from "./services.ts";
+import { newShortId } from "./short_id.ts";
+import { originalKey, thumbnailKey } from "./storage/keys.ts";
+
+/** The bytes are not a JPEG, PNG, GIF, WebP or AVIF image. */
+export class UnsupportedImageError extends Error {
+  override name = "UnsupportedImageError";
+}
+
+/** The header claims more pixels than MAX_IMAGE_PIXELS. */
+export class TooManyPixelsError extends Error {
+  override name = "TooManyPixelsError";
+  constructor(readonly width: number, readonly height: number, readonly max: number) {
+    super(`The image is ${width}x${height} pixels; at most ${max} pixels are allowed`);
+  }
+}
+
+/** The thumbnail queue is full: the service is saturated and the client should retry. */
+export class BusyError extends Error {
+  override name = "BusyError";
+}
+
+/** The outcome of an upload: a new image, or the existing one with the same content. */
+export interface IngestResult {
+  created: boolean;
+  image: ImageWithTags;
+}
+
+/** How long an upload's keys stay reserved before the sweeper may collect them. */
+const UPLOAD_GUARD_SECONDS = 3600;
+
+/** Uploads of the same content in flight in this process, so they share one store-and-insert. */
+const inflight = new Map<string, Promise<unknown>>();
+
+/** SHA-256 of the content, hex: the image's `hash`. */
+export async function contentHash(bytes: Uint8Array): Promise<string> {
+  return encodeHex(new Uint8Array(await crypto.subtle.digest("SHA-256", bytes as BufferSource)));
+}
+
+/** Ingests one uploaded file with its (normalised) tags. */
+export async function ingestImage(
+  services: Services,
+  bytes: Uint8Array,
+  tags: string[],
+): Promise<IngestResult> {
+  const sniffed = sniffImage(bytes);
+  if (!sniffed) {
+    throw new UnsupportedImageError("The file is not a JPEG, PNG, GIF, WebP or AVIF image");
+  }
+  const max = services.config.MAX_IMAGE_PIXELS;
+  if (sniffed.width * sniffed.height > max) {
+    throw new TooManyPixelsError(sniffed.width, sniffed.height, max);
+  }
+  const hash = await contentHash(bytes);
+
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const pending = inflight.get(hash);
+    if (pending) {
+      await pending.catch(() => {});
+    }
+    const existing = await addTagsByHash(services.sql, hash, tags);
+    if (existing) return { created: false, image: existing };
+    if (inflight.has(hash)) continue;
+    const job = createImage(services, bytes, hash, sniffed, tags);
+    inflight.set(hash, job);
+    try {
+      const result = await job;
+      if (result) return result;
+    } finally {
+      inflight.delete(hash);
+    }
+    // Another replica inserted the same content first: ours was removed; take theirs.
+  }
+  const image = await getImageByHash(services.sql, hash);
+  if (!image) throw new Error("upload lost a race three times");
+  return { created: false, image };
+}
+
+async function createImage(
+  services: Services,
+  bytes: Uint8Array,
+  hash: string,
+  sniffed: { type: string; width: number; height: number },
+  tags: string[],
+): Promise<IngestResult | null> {
+  const { sql, store, log } = services;
+  const shortId = newShortId();
+  const keys = [originalKey(shortId), thumbnailKey(shortId)];
+  await scheduleDeletes(sql, keys, UPLOAD_GUARD_SECONDS);
+
+  // The worker gets its own copy: the pool may transfer (detach) the buffer it is given.
+  const thumbJob = services.thumbnails
+    ? services.thumbnails.thumbnail(bytes.slice())
+    : Promise.reject(new Error("no thumbnailer"));
+  const [stored, thumb] = await Promise.allSettled([
+    store.put(keys[0], bytes, { contentLength: bytes.length, contentType: sniffed.type }),
+    thumbJob,
+  ]);
+  const removeObjects = () =>
+    Promise.allSettled(keys.map((k) => store.delete(k))).then(async (r) => {
+      if (r.every((x) => x.status === "fulfilled")) await clearDeletes(sql, keys).catch(() => {});
+    });
+  if (stored.status === "rejected") {
+    await clearDeletes(sql, keys).catch(() => {}); // nothing was written
+    throw stored.reason;
+  }
+  if (thumb.status === "rejected" && (thumb.reason as Error)?.name === "ThumbnailQueueFullError") {
+    await removeObjects();
+    throw new BusyError("Too many uploads are being processed; try again shortly");
+  }
+
+  let thumbKey: string | null = null;
+  if (thumb.status === "fulfilled") {
+    try {
+      const data = thumb.value.data;
+      await store.put(keys[1], data, { contentLength: data.length, contentType: "image/webp" });
+      thumbKey = keys[1];
+    } catch (err) {
+      log.warn("thumbnail not stored; the image is kept without one", { err: String(err) });
+    }
+  } else {
+    log.warn("thumbnail generation failed; the image is kept without one", {
+      err: String(thumb.reason),
+    });
+  }
+
+  let inserted: boolean;
+  try {
+    inserted = await insertImage(
+      sql,
+      {
+        shortId,
+        hash,
+        contentType: sniffed.type,
+        sizeBytes: bytes.length,
+        width: sniffed.width,
+        height: sniffed.height,
+        thumbnailKey: thumbKey,
+      },
+      tags,
+      (tx) => clearDeletes(tx, keys),
+    );
+  } catch (err) {
+    await removeObjects();
+    throw err;
+  }
+  if (!inserted) {
+    await removeObjects();
+    return null;
+  }
+  const image = await getImageByHash(sql, hash);
+  if (!image) return null; // deleted in the instant since: the caller retries
+  return { created: true, image };
+}

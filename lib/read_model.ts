@@ -1,0 +1,68 @@
+/** The read side: database rows shaped into the API's JSON, for the API and the pages alike. */
+import type { Sql } from "../db/client.ts";
+import { getImageByShortId, type ImageWithTags, listImages } from "../db/images.ts";
+import { listTags } from "../db/tags.ts";
+import { isShortId } from "./short_id.ts";
+import { imageUrls } from "./storage/keys.ts";
+import type { ImageDto, ImagePage, ListImagesQuery, ReadModel } from "./types.ts";
+
+/** A cursor that cannot be read (the API answers 422). */
+export class BadCursorError extends Error {
+  override name = "BadCursorError";
+}
+
+/** The opaque keyset cursor after `seq`. */
+export function encodeCursor(seq: string): string {
+  return btoa(`v1:${seq}`).replace(/=+$/, "");
+}
+
+/** The keyset position of a cursor, or BadCursorError. */
+export function decodeCursor(cursor: string): string {
+  let text: string;
+  try {
+    text = atob(cursor);
+  } catch {
+    throw new BadCursorError("cursor is not valid");
+  }
+  const m = /^v1:(\d{1,18})$/.exec(text);
+  if (!m) throw new BadCursorError("cursor is not valid");
+  return m[1];
+}
+
+/** An image row as the API returns it. */
+export function toImageDto(row: ImageWithTags, publicBase: string | undefined): ImageDto {
+  return {
+    short_id: row.short_id,
+    hash: row.hash,
+    content_type: row.content_type,
+    size_bytes: row.size_bytes,
+    width: row.width,
+    height: row.height,
+    thumbnail_key: row.thumbnail_key,
+    tags: row.tags,
+    ...imageUrls(publicBase, row),
+    created_at: row.created_at.toISOString(),
+  };
+}
+
+/** The ReadModel over PostgreSQL. */
+export function createReadModel(sql: Sql, publicBase: string | undefined): ReadModel {
+  return {
+    async listImages(q: ListImagesQuery): Promise<ImagePage> {
+      const beforeSeq = q.cursor ? decodeCursor(q.cursor) : null;
+      const rows = await listImages(sql, { tags: q.tags, limit: q.limit + 1, beforeSeq });
+      const items = rows.slice(0, q.limit);
+      const more = rows.length > q.limit;
+      return {
+        items: items.map((r) => toImageDto(r, publicBase)),
+        next_cursor: more ? encodeCursor(items[items.length - 1].seq) : null,
+      };
+    },
+    async getImage(shortId: string) {
+      if (!isShortId(shortId)) return null;
+      const row = await getImageByShortId(sql, shortId);
+      return row ? toImageDto(row, publicBase) : null;
+    },
+    listTags: (q) => listTags(sql, q),
+  };
+}

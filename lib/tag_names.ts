@@ -1,0 +1,50 @@
+/**
+ * Tag names (DESIGN.md): trimmed, lower-cased, NFC-normalised, inner whitespace runs become `_`;
+ * 1-64 characters; no commas, slashes or control characters.
+ */
+
+/** Longest tag name, in characters. */
+export const MAX_TAG_LENGTH = 64;
+
+/** Most tags one image may carry (a bound on every write that adds tags). */
+export const MAX_TAGS_PER_IMAGE = 50;
+
+/** A tag name that cannot be normalised into a valid one. */
+export class TagNameError extends Error {
+  override name = "TagNameError";
+}
+
+// deno-lint-ignore no-control-regex
+const FORBIDDEN = /[,/\\\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
+
+/** The normal form of `raw`, or TagNameError explaining why it is not a tag name. */
+export function normalizeTag(raw: string): string {
+  const name = raw.normalize("NFC").trim().toLowerCase().replace(/\s+/g, "_");
+  if (name === "") throw new TagNameError("Tag names cannot be empty");
+  if ([...name].length > MAX_TAG_LENGTH) {
+    throw new TagNameError(
+      `Tag "${name.slice(0, 20)}…" is longer than ${MAX_TAG_LENGTH} characters`,
+    );
+  }
+  if (FORBIDDEN.test(name)) {
+    throw new TagNameError(`Tag "${name}" contains a comma, slash or control character`);
+  }
+  return name;
+}
+
+/**
+ * Tags given as repeated values and/or comma-separated lists, normalised and de-duplicated in
+ * order of first appearance. Empty items of a list ("a,,b") are skipped.
+ */
+export function parseTagList(values: readonly string[]): string[] {
+  const out = new Set<string>();
+  for (const value of values) {
+    for (const part of value.split(",")) {
+      if (part.trim() !== "") out.add(normalizeTag(part));
+    }
+  }
+  if (out.size > MAX_TAGS_PER_IMAGE) {
+    throw new TagNameError(`At most ${MAX_TAGS_PER_IMAGE} tags are allowed`);
+  }
+  return [...out];
+}

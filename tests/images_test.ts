@@ -1,0 +1,235 @@
+import assert from "node:assert/strict";
+import { originalKey } from "../lib/storage/keys.ts";
+import { startService } from "./_harness/app.ts";
+import { authHeader, makeImage, randomTag, upload } from "./_harness/images.ts";
+
+const svc = await startService();
+const auth = await authHeader(svc.app);
+const json = { ...auth, "content-type": "application/json" };
+const names = (img: { tags: { name: string }[] }) => img.tags.map((t) => t.name).sort();
+
+async function newImage(tags: string[] = []) {
+  const res = await upload(svc.app, auth, await makeImage("png", 64, 48), tags);
+  assert.equal(res.status, 201);
+  return await res.json();
+}
+
+async function list(query: string) {
+  const res = await svc.app.request(`/api/v1/images${query}`);
+  assert.equal(res.status, 200, await res.clone().text());
+  return await res.json();
+}
+
+Deno.test("GET /images lists newest first and filters by all of the given tags", async () => {
+  const [a, b, c] = [randomTag("a"), randomTag("b"), randomTag("c")];
+  const one = await newImage([a]);
+  const two = await newImage([a, b]);
+  const three = await newImage([a, b, c]);
+  assert.deepEqual((await list(`?tags=${a}`)).items.map((i: { short_id: string }) => i.short_id), [
+    three.short_id,
+    two.short_id,
+    one.short_id,
+  ]);
+  const ids = async (q: string) =>
+    (await list(q)).items.map((i: { short_id: string }) => i.short_id);
+  assert.deepEqual(await ids(`?tags=${a},${b}`), [three.short_id, two.short_id]);
+  assert.deepEqual(await ids(`?tags=${a}&tags=${b}&tags=${c}`), [three.short_id]);
+  assert.deepEqual(await ids(`?tags=${a},${b}&tags=${c}`), [three.short_id]);
+  assert.deepEqual(await ids(`?tags=${a},no_such_tag_here`), []);
+  assert.deepEqual(
+    await ids(`?tags=${a.toUpperCase()}`),
+    await ids(`?tags=${a}`),
+    "names normalise",
+  );
+});
+
+Deno.test("GET /images pages with an opaque keyset cursor and bounds limit", async () => {
+  const t = randomTag("page");
+  const made = [];
+  for (let i = 0; i < 5; i++) made.push((await newImage([t])).short_id);
+  const seen: string[] = [];
+  let cursor: string | null = null;
+  do {
+    const page: { items: { short_id: string }[]; next_cursor: string | null } = await list(
+      `?tags=${t}&limit=2${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`,
+    );
+    assert.ok(page.items.length <= 2);
+    seen.push(...page.items.map((i) => i.short_id));
+    cursor = page.next_cursor;
+  } while (cursor);
+  assert.deepEqual(seen, made.reverse());
+  assert.equal((await list("?limit=200")).items.length <= 200, true);
+  for (const bad of ["?limit=0", "?limit=201", "?limit=x", "?cursor=garbage!", "?tags=a%2Fb"]) {
+    const res = await svc.app.request(`/api/v1/images${bad}`);
+    assert.equal(res.status, 422, bad);
+    assert.equal(typeof (await res.json()).detail, "string");
+  }
+});
+
+Deno.test("GET /images/{id} returns the image; unknown and malformed IDs are 404", async () => {
+  const img = await newImage([randomTag()]);
+  const res = await svc.app.request(`/api/v1/images/${img.short_id}`);
+  assert.equal(res.status, 200);
+  assert.deepEqual(await res.json(), img);
+  for (const id of ["AAAAAAAA", "short", "../../etc", "x".repeat(300), "a'b--cdef", "%00aaaaaaa"]) {
+    const r = await svc.app.request(`/api/v1/images/${encodeURIComponent(id)}`);
+    assert.equal(r.status, 404, id);
+    assert.deepEqual(await r.json(), { detail: "Image not found" });
+  }
+});
+
+Deno.test("PATCH /images/{id}/tags replaces the set, or adds and removes", async () => {
+  const [a, b, c] = [randomTag(), randomTag(), randomTag()];
+  const img = await newImage([a, b]);
+  const patch = (body: unknown, id = img.short_id) =>
+    svc.app.request(`/api/v1/images/${id}/tags`, {
+      method: "PATCH",
+      headers: json,
+      body: JSON.stringify(body),
+    });
+  let res = await patch({ tags: [b, c] });
+  assert.equal(res.status, 200);
+  assert.deepEqual(names(await res.json()), [b, c].sort());
+  res = await patch({ add: [a], remove: [b] });
+  assert.deepEqual(names(await res.json()), [a, c].sort());
+  res = await patch({ add: ["  Mixed  Case "] });
+  assert.ok(names(await res.json()).includes("mixed_case"));
+  assert.equal((await patch({ tags: ["a/b"] })).status, 422);
+  assert.equal((await patch({ tags: "not a list" })).status, 422);
+  assert.equal((await patch({ tags: [a], add: [b] })).status, 422);
+  assert.equal((await patch({ tags: [a] }, "NOSUCHID")).status, 404);
+});
+
+Deno.test("DELETE /images/{id} answers 204 and removes the row and both objects", async () => {
+  const tag = randomTag();
+  const img = await newImage([tag]);
+  await svc.s3.store.put(`thumbnails/${img.short_id}.webp`, new Uint8Array([1]), {
+    contentLength: 1,
+    contentType: "image/webp",
+  });
+  await svc.db.sql`update images set thumbnail_key = ${`thumbnails/${img.short_id}.webp`}
+    where short_id = ${img.short_id}`;
+  const res = await svc.app.request(`/api/v1/images/${img.short_id}`, {
+    method: "DELETE",
+    headers: auth,
+  });
+  assert.equal(res.status, 204);
+  assert.equal((await svc.app.request(`/api/v1/images/${img.short_id}`)).status, 404);
+  assert.equal(await svc.s3.store.head(originalKey(img.short_id)), null);
+  assert.equal(await svc.s3.store.head(`thumbnails/${img.short_id}.webp`), null);
+  const tags = await (await svc.app.request(`/api/v1/tags?q=${tag}`)).json();
+  assert.deepEqual(tags, [], "a tag with no images is not listed");
+  const again = await svc.app.request(`/api/v1/images/${img.short_id}`, {
+    method: "DELETE",
+    headers: auth,
+  });
+  assert.equal(again.status, 404);
+});
+
+Deno.test("a delete while storage is down still removes the objects once it is back", async () => {
+  const img = await newImage();
+  await svc.s3.stop();
+  let res;
+  try {
+    res = await svc.app.request(`/api/v1/images/${img.short_id}`, {
+      method: "DELETE",
+      headers: auth,
+    });
+  } finally {
+    await svc.s3.restart();
+  }
+  assert.equal(res.status, 204);
+  assert.ok(
+    await svc.s3.store.head(originalKey(img.short_id)),
+    "still there while storage was down",
+  );
+  // The sweeper's next pass (forced due now) removes it.
+  await svc.db.sql`update pending_deletes set next_attempt_at = now()`;
+  const { sweepPendingDeletes } = await import("../lib/deleter.ts");
+  await sweepPendingDeletes(svc.db.sql, svc.s3.store);
+  assert.equal(await svc.s3.store.head(originalKey(img.short_id)), null);
+  assert.equal((await svc.db.sql`select count(*)::int as n from pending_deletes`)[0].n, 0);
+});
+
+Deno.test("tag counts stay exact under concurrent edits, uploads and deletes", async () => {
+  const shared = Array.from({ length: 4 }, () => randomTag("hot"));
+  const imgs = await Promise.all(Array.from({ length: 8 }, () => newImage([shared[0]])));
+  const ops: Promise<Response>[] = [];
+  for (let i = 0; i < 40; i++) {
+    const img = imgs[i % imgs.length];
+    const body = i % 3 === 0
+      ? { tags: [shared[i % 4], shared[(i + 1) % 4]] }
+      : { add: [shared[(i + 2) % 4]], remove: [shared[(i + 3) % 4]] };
+    ops.push(Promise.resolve(svc.app.request(`/api/v1/images/${img.short_id}/tags`, {
+      method: "PATCH",
+      headers: json,
+      body: JSON.stringify(body),
+    })));
+  }
+  for (const img of imgs.slice(0, 2)) {
+    ops.push(
+      Promise.resolve(
+        svc.app.request(`/api/v1/images/${img.short_id}`, { method: "DELETE", headers: auth }),
+      ),
+    );
+  }
+  const statuses = (await Promise.all(ops)).map((r) => r.status);
+  assert.ok(statuses.every((s) => s === 200 || s === 204 || s === 404), String(statuses));
+  const drift = await svc.db.sql`
+    select t.name, t.image_count, (select count(*)::int from image_tags it where it.tag_id = t.id) as actual
+    from tags t where t.image_count <> (select count(*) from image_tags it where it.tag_id = t.id)`;
+  assert.deepEqual([...drift], []);
+});
+
+Deno.test("GET /tags searches substrings, sorts, filters by count and pages", async () => {
+  const p = crypto.randomUUID().slice(0, 6);
+  const [cat, scatter, dog] = [`${p}cat`, `${p}scatter`, `${p}dog`];
+  await newImage([cat, scatter, dog]);
+  await newImage([cat, scatter]);
+  await newImage([cat]);
+  const tags = async (q: string) => await (await svc.app.request(`/api/v1/tags?${q}`)).json();
+  assert.deepEqual(await tags(`q=${p}&sort=count_desc`), [
+    { name: cat, image_count: 3 },
+    { name: scatter, image_count: 2 },
+    { name: dog, image_count: 1 },
+  ]);
+  const at = (await tags(`q=AT&limit=1000`)).map((t: { name: string }) => t.name);
+  assert.ok(
+    at.includes(cat) && at.includes(scatter) && !at.includes(dog),
+    "case-insensitive substring",
+  );
+  assert.deepEqual((await tags(`q=${p}&sort=name`)).map((t: { name: string }) => t.name), [
+    cat,
+    dog,
+    scatter,
+  ]);
+  assert.deepEqual((await tags(`q=${p}&min_count=2`)).map((t: { name: string }) => t.name), [
+    cat,
+    scatter,
+  ]);
+  assert.deepEqual(
+    (await tags(`q=${p}&sort=name&limit=1&offset=1`)).map((t: { name: string }) => t.name),
+    [dog],
+  );
+  for (
+    const bad of ["sort=random", "min_count=-1", "limit=0", "limit=1001", "offset=-1", "limit=abc"]
+  ) {
+    assert.equal((await svc.app.request(`/api/v1/tags?${bad}`)).status, 422, bad);
+  }
+});
+
+Deno.test("GET /tags treats SQL wildcards and quotes in q literally", async () => {
+  const p = crypto.randomUUID().slice(0, 6);
+  await newImage([`${p}100%_real`, `${p}it's`, `${p}plain`]);
+  const q = async (s: string) =>
+    (await (await svc.app.request(`/api/v1/tags?q=${encodeURIComponent(s)}`)).json()).map((
+      t: { name: string },
+    ) => t.name);
+  assert.deepEqual(await q(`${p}100%_`), [`${p}100%_real`]);
+  assert.deepEqual(await q("%"), [`${p}100%_real`]);
+  assert.deepEqual(await q(`${p}it'`), [`${p}it's`]);
+  // Tag names cannot hold a backslash; an unescaped one would break the LIKE pattern (500).
+  assert.deepEqual(await q(`${p}\\`), []);
+  assert.deepEqual(await q("\\"), []);
+  assert.deepEqual(await q(`${p}_`), []);
+});

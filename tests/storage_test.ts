@@ -1,0 +1,117 @@
+import assert from "node:assert/strict";
+import { FsStore } from "../lib/storage/fs.ts";
+import {
+  type ObjectStore,
+  RangeNotSatisfiableError,
+  readAll,
+  StorageError,
+} from "../lib/storage/mod.ts";
+import { disposeS3, startS3 } from "./_harness/s3.ts";
+
+const s3 = await startS3();
+const fsDir = await Deno.makeTempDir();
+addEventListener("unload", () => {
+  void disposeS3(s3);
+  Deno.removeSync(fsDir, { recursive: true });
+});
+const stores: [string, ObjectStore][] = [["s3", s3.store], ["fs", new FsStore(fsDir)]];
+
+/** A 3 MB stream in uneven chunks, like a network body. */
+function chunkedStream(data: Uint8Array): ReadableStream<Uint8Array> {
+  let at = 0;
+  return new ReadableStream({
+    pull(ctl) {
+      if (at >= data.length) return ctl.close();
+      const n = 1 + Math.floor(Math.random() * 100_000);
+      ctl.enqueue(data.slice(at, at + n));
+      at += n;
+    },
+  });
+}
+
+for (const [name, store] of stores) {
+  Deno.test(`${name}: a streamed put stores exactly the bytes sent`, async () => {
+    const data = crypto.getRandomValues(new Uint8Array(3_000_000).subarray(0, 65536));
+    const big = new Uint8Array(3_000_000);
+    for (let i = 0; i < big.length; i += data.length) {
+      big.set(data.subarray(0, Math.min(data.length, big.length - i)), i);
+    }
+    await store.put("images/stream", chunkedStream(big), {
+      contentLength: big.length,
+      contentType: "image/png",
+    });
+    const got = await store.get("images/stream");
+    assert.equal(got!.contentType, "image/png");
+    assert.equal(got!.length, big.length);
+    assert.deepEqual(await readAll(got!.body), big);
+    assert.deepEqual(await store.head("images/stream"), {
+      size: big.length,
+      contentType: "image/png",
+    });
+  });
+
+  Deno.test(`${name}: get with a range, copy, list, delete and a missing key`, async () => {
+    const data = new TextEncoder().encode("0123456789");
+    await store.put("images/r", data, { contentLength: 10, contentType: "image/gif" });
+    const part = await store.get("images/r", { start: 2, end: 5 });
+    assert.equal(part!.length, 4);
+    assert.equal(part!.size, 10);
+    assert.equal(new TextDecoder().decode(await readAll(part!.body)), "2345");
+    await assert.rejects(store.get("images/r", { start: 20, end: 30 }), RangeNotSatisfiableError);
+    await store.copy("images/r", "thumbnails/r.webp");
+    assert.deepEqual(await readAll((await store.get("thumbnails/r.webp"))!.body), data);
+    assert.ok((await Array.fromAsync(store.list("thumbnails/"))).includes("thumbnails/r.webp"));
+    await store.delete("thumbnails/r.webp");
+    await store.delete("thumbnails/r.webp"); // deleting twice is fine
+    assert.equal(await store.get("thumbnails/r.webp"), null);
+    assert.equal(await store.head("images/none"), null);
+    await assert.rejects(store.copy("images/none", "images/x"), StorageError);
+    await store.check();
+  });
+}
+
+Deno.test("fs: keys can never escape the store's folder", async () => {
+  const store = new FsStore(fsDir);
+  for (
+    const key of [
+      "../x",
+      "images/../../x",
+      "/etc/passwd",
+      "images/..",
+      "a//b",
+      "",
+      ".hidden",
+      "a\\b",
+    ]
+  ) {
+    await assert.rejects(
+      store.put(key, new Uint8Array(1), { contentLength: 1, contentType: "x/y" }),
+      StorageError,
+      key,
+    );
+    await assert.rejects(store.get(key), StorageError, key);
+  }
+});
+
+Deno.test("fs: a failed write leaves neither the object nor a temporary file", async () => {
+  const store = new FsStore(fsDir);
+  const failing = new ReadableStream<Uint8Array>({
+    start(ctl) {
+      ctl.enqueue(new Uint8Array(10));
+      ctl.error(new Error("client went away"));
+    },
+  });
+  await assert.rejects(
+    store.put("images/broken", failing, { contentLength: 20, contentType: "x/y" }),
+  );
+  assert.equal(await store.get("images/broken"), null);
+  const leftovers = await Array.fromAsync(Deno.readDir(`${fsDir}/objects/images`));
+  assert.equal(leftovers.some((e) => e.name.includes("broken")), false);
+});
+
+Deno.test("s3: an unreachable server is a StorageError", async () => {
+  const other = await startS3();
+  await disposeS3(other);
+  await assert.rejects(other.store.head("images/x"), StorageError);
+  await assert.rejects(other.store.check(), StorageError);
+});
