@@ -1,0 +1,158 @@
+/**
+ * `POST /auth/token`: sign in with the configured credential (JSON or form fields, so Swagger
+ * UI's OAuth2 password flow works) and get a bearer token. The per-address login lock is checked
+ * before the credentials, and every outcome is recorded in the database (db/login_limiter.ts).
+ */
+import { createRoute, z } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import { getConnInfo } from "hono/deno";
+import { LoginLimiter, loginLimits } from "../db/login_limiter.ts";
+import { credentialsMatch, issueAccessToken } from "../lib/auth.ts";
+import { resolveClientIp, throttle } from "../lib/client_ip.ts";
+import type { Config } from "../lib/config.ts";
+import type { Services } from "../lib/services.ts";
+import { HttpError } from "./errors.ts";
+import { newRouter } from "./router.ts";
+
+const required = (what: string) => ({
+  error: (issue: { input?: unknown }) =>
+    issue.input === undefined ? "is required" : `must be a ${what}`,
+});
+const Credentials = z.object({
+  username: z.string(required("string")).min(1, "must not be empty").max(256, "is too long"),
+  password: z.string(required("string")).min(1, "must not be empty").max(1024, "is too long"),
+}).openapi("LoginRequest");
+type Credentials = z.infer<typeof Credentials>;
+
+const Token = z.object({
+  access_token: z.string(),
+  token_type: z.literal("bearer"),
+  expires_in: z.number().int().openapi({ description: "Seconds until the token expires" }),
+}).openapi("AccessToken");
+const Problem = z.object({ detail: z.string() }).openapi("Problem");
+const Locked = z.object({
+  code: z.literal("login_locked"),
+  detail: z.string(),
+  retry_after: z.number().int(),
+}).openapi("LoginLocked");
+
+const MAX_BODY_BYTES = 16 * 1024;
+const limitBody = bodyLimit({
+  maxSize: MAX_BODY_BYTES,
+  onError: (c) => c.json({ detail: "Request body is too large" }, 413),
+});
+
+/** The credential fields of a JSON, urlencoded or multipart body; 422 when missing or malformed. */
+async function readCredentials(c: Context): Promise<Credentials> {
+  const type = (c.req.header("content-type") ?? "").split(";")[0].trim().toLowerCase();
+  let body: unknown;
+  try {
+    if (/^application\/([\w.-]+\+)?json$/.test(type)) body = await c.req.json();
+    else if (type === "application/x-www-form-urlencoded" || type === "multipart/form-data") {
+      body = await c.req.parseBody({ all: true });
+    } else {
+      throw new HttpError(422, "Send username and password as JSON or as form fields");
+    }
+  } catch (e) {
+    if (e instanceof HttpError) throw e;
+    throw new HttpError(422, "The request body is not valid JSON or form data");
+  }
+  const result = Credentials.safeParse(body);
+  if (result.success) return result.data;
+  const detail = result.error.issues
+    .map((i) => (i.path.length ? `${i.path.map(String).join(".")}: ${i.message}` : i.message))
+    .join("; ");
+  throw new HttpError(422, detail);
+}
+
+const body = { schema: { $ref: "#/components/schemas/LoginRequest" } };
+const route = createRoute({
+  method: "post",
+  path: "/auth/token",
+  tags: ["auth"],
+  summary: "Sign in and get a bearer token",
+  description: "Too many failed attempts from one address lock it for LOGIN_COOLDOWN_SECONDS.",
+  middleware: [limitBody] as const,
+  request: {
+    body: {
+      required: true,
+      content: {
+        "application/json": body,
+        "application/x-www-form-urlencoded": body,
+        "multipart/form-data": body,
+      },
+    },
+  },
+  responses: {
+    200: { description: "Signed in", content: { "application/json": { schema: Token } } },
+    401: { description: "Incorrect username or password", content: json(Problem) },
+    413: { description: "Request body too large", content: json(Problem) },
+    422: { description: "Missing or malformed fields", content: json(Problem) },
+    429: {
+      description: "Too many failed attempts from this address",
+      headers: { "Retry-After": { schema: { type: "integer" }, description: "Seconds" } },
+      content: json(Locked),
+    },
+  },
+});
+
+function json<T>(schema: T) {
+  return { "application/json": { schema } };
+}
+
+/** The 429 of a locked address: `Retry-After` and a structured body. */
+function lockedError(config: Config): HttpError {
+  const seconds = config.LOGIN_COOLDOWN_SECONDS;
+  return new HttpError(429, {
+    code: "login_locked",
+    detail: "Too many failed sign-in attempts; try again later",
+    retry_after: seconds,
+  }, { headers: { "Retry-After": String(seconds) } });
+}
+
+function peerAddress(c: Context): string | null {
+  try {
+    return getConnInfo(c).remote.address ?? null;
+  } catch {
+    return null; // no socket address (not served by Deno.serve)
+  }
+}
+
+/** The login route, with its limiter. */
+export function authRoutes(services: Pick<Services, "config" | "sql" | "log">) {
+  const { config } = services;
+  const limiter = new LoginLimiter(services.sql, loginLimits(config));
+  const mayWarn = throttle(60_000);
+  const router = newRouter();
+  router.openAPIRegistry.register("LoginRequest", Credentials);
+  return router.openapi(route, async (c) => {
+    const log = c.get("log") ?? services.log;
+    const { username, password } = await readCredentials(c);
+    const client = resolveClientIp(
+      peerAddress(c),
+      c.req.raw.headers,
+      config.LOGIN_TRUSTED_PROXY_IPS,
+    );
+    if (client.source === "x-forwarded-for" && mayWarn()) {
+      log.warn("client address taken from X-Forwarded-For; have the proxy set X-Real-IP", {
+        ip: client.ip,
+      });
+    }
+    const ip = client.ip;
+    if (await limiter.isLocked(ip)) throw lockedError(config);
+    if (!credentialsMatch(config, username, password)) {
+      const { failures, locked } = await limiter.recordFailure(ip);
+      log.warn("login failed", { ip, failures, locked });
+      if (locked) throw lockedError(config);
+      throw new HttpError(401, "Incorrect username or password", {
+        headers: { "WWW-Authenticate": "Bearer" },
+      });
+    }
+    if ((await limiter.recordSuccess(ip)).locked) throw lockedError(config);
+    log.info("login succeeded", { ip, user: config.ADMIN_USERNAME });
+    c.header("Cache-Control", "no-store");
+    c.header("Pragma", "no-cache");
+    return c.json(await issueAccessToken(config, config.ADMIN_USERNAME), 200);
+  });
+}

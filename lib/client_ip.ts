@@ -1,0 +1,89 @@
+/**
+ * Which address a request comes from, for the login limiter (DESIGN.md, "Authentication and the
+ * login limiter"): the socket peer, unless the peer is a trusted proxy; then a valid `X-Real-IP`
+ * wins, else `X-Forwarded-For` read from the right, skipping trusted proxies. Pure functions only.
+ */
+import { type Cidr, formatIp, inAnyCidr, type IpBytes, parseIp } from "./ip.ts";
+
+/** Where the client address was taken from. */
+export type ClientIpSource = "peer" | "x-real-ip" | "x-forwarded-for" | "unknown";
+
+/** A resolved client address (canonical text) and where it came from. */
+export interface ClientIp {
+  ip: string;
+  source: ClientIpSource;
+}
+
+/** The key used when the peer address is not known at all (no socket address, a unix socket). */
+export const UNKNOWN_CLIENT = "unknown";
+
+/** Anything with `get(name)`, such as `Headers`. */
+export interface HeaderReader {
+  get(name: string): string | null | undefined;
+}
+
+/** Parses one forwarded entry: a bare address, `[v6]`, `[v6]:port` or `a.b.c.d:port`. */
+export function parseForwardedAddress(entry: string): IpBytes | null {
+  const s = entry.trim();
+  const bracketed = /^\[([^\]]+)\](?::\d{1,5})?$/.exec(s);
+  if (bracketed) return parseIp(bracketed[1]);
+  const v4WithPort = /^(\d{1,3}(?:\.\d{1,3}){3}):\d{1,5}$/.exec(s);
+  return parseIp(v4WithPort ? v4WithPort[1] : s);
+}
+
+/**
+ * The client address of `X-Forwarded-For` (several header lines count as one list): read from the
+ * right, trusted proxies are skipped and the first untrusted entry is the client; when every entry
+ * is trusted, the leftmost one. An invalid entry ends the list (whoever wrote it is not trusted,
+ * so nothing to its left can be believed). Null when there is no valid rightmost entry.
+ */
+export function clientFromForwardedFor(
+  header: string,
+  trusted: readonly Cidr[],
+): IpBytes | null {
+  const entries = header.split(",");
+  let leftmostTrusted: IpBytes | null = null;
+  for (let i = entries.length - 1; i >= 0; i--) {
+    const ip = parseForwardedAddress(entries[i]);
+    if (!ip) break;
+    if (!inAnyCidr(trusted, ip)) return ip;
+    leftmostTrusted = ip;
+  }
+  return leftmostTrusted;
+}
+
+/**
+ * Resolves the client address of a request from its socket `peer` (text, possibly IPv4-mapped
+ * IPv6), its `headers` and the trusted proxy ranges. From an untrusted peer both forwarding
+ * headers are ignored; invalid header values are ignored.
+ */
+export function resolveClientIp(
+  peer: string | null | undefined,
+  headers: HeaderReader,
+  trusted: readonly Cidr[],
+): ClientIp {
+  const peerIp = peer ? parseIp(peer) : null;
+  if (!peerIp) return { ip: UNKNOWN_CLIENT, source: "unknown" };
+  if (!inAnyCidr(trusted, peerIp)) return { ip: formatIp(peerIp), source: "peer" };
+  const realIp = headers.get("x-real-ip");
+  const real = realIp ? parseForwardedAddress(realIp) : null;
+  if (real) return { ip: formatIp(real), source: "x-real-ip" };
+  const forwardedFor = headers.get("x-forwarded-for");
+  const forwarded = forwardedFor ? clientFromForwardedFor(forwardedFor, trusted) : null;
+  if (forwarded) return { ip: formatIp(forwarded), source: "x-forwarded-for" };
+  return { ip: formatIp(peerIp), source: "peer" };
+}
+
+/**
+ * A gate that opens at most once per `intervalMs` (for warnings that would otherwise be written
+ * on every request). `clock` is injectable for tests.
+ */
+export function throttle(intervalMs: number, clock: () => number = Date.now): () => boolean {
+  let next = -Infinity;
+  return () => {
+    const now = clock();
+    if (now < next) return false;
+    next = now + intervalMs;
+    return true;
+  };
+}
