@@ -1,45 +1,33 @@
-/**
- * The whole HTTP surface of one service instance: request ids and access logs, the `/api/v1`
- * app, the docs, and the pages. `createApp(services)` is what main.ts serves and tests call.
- */
-import { Hono } from "hono";
-import { createApiApp } from "./api/mod.ts";
+/** The full service's app: the whole API, the docs when enabled, and the pages. */
 import { docsRoutes } from "./api/docs.ts";
-import type { AppEnv } from "./api/env.ts";
-import { onError } from "./api/errors.ts";
+import { createApiApp } from "./api/mod.ts";
+import { createShell } from "./app_shell.ts";
 import type { Services } from "./lib/services.ts";
+import { createPagesApp } from "./routes/mod.ts";
 
-const REQUEST_ID_RE = /^[A-Za-z0-9._-]{1,64}$/;
+/** Options of `createApp`. */
+export interface AppOptions {
+  /** Where `deno task build` wrote the client assets. */
+  assetsDir?: string;
+  dev?: boolean;
+}
 
-/** Builds the app for `services`; nothing here listens or starts anything. */
-export function createApp(services: Services) {
-  const { config, log } = services;
-  const app = new Hono<AppEnv>();
+/** Assets built by `deno task build`, beside this file. */
+export const DEFAULT_ASSETS_DIR = new URL("./_build", import.meta.url).pathname;
 
-  app.use(async (c, next) => {
-    const given = c.req.header("x-request-id");
-    const requestId = given && REQUEST_ID_RE.test(given) ? given : crypto.randomUUID();
-    const reqLog = log.child({ request_id: requestId });
-    c.set("requestId", requestId);
-    c.set("log", reqLog);
-    const started = performance.now();
-    await next();
-    c.header("X-Request-Id", requestId);
-    reqLog.info("request", {
-      method: c.req.method,
-      path: c.req.path,
-      status: c.res.status,
-      ms: Math.round((performance.now() - started) * 10) / 10,
-    });
+/** Builds the whole app for `services`; nothing here listens or starts anything. */
+export function createApp(services: Services, opts: AppOptions = {}) {
+  const { api, read } = createApiApp(services);
+  return createShell(services, {
+    api,
+    docs: services.config.API_DOCS_ENABLED
+      ? (a) => docsRoutes(a, new URL("./node_modules/", import.meta.url))
+      : undefined,
+    pages: createPagesApp({
+      read,
+      assetsDir: opts.assetsDir ?? DEFAULT_ASSETS_DIR,
+      dev: opts.dev,
+      docsEnabled: services.config.API_DOCS_ENABLED,
+    }),
   });
-
-  const api = createApiApp(services);
-  app.route("/api/v1", api);
-  app.all("/api/*", (c) => c.json({ detail: "Not found" }, 404));
-  if (config.API_DOCS_ENABLED) {
-    app.route("/", docsRoutes(api, new URL("./node_modules/", import.meta.url)));
-  }
-  app.notFound((c) => c.json({ detail: "Not found" }, 404));
-  app.onError(onError);
-  return app;
 }

@@ -1,0 +1,46 @@
+/**
+ * What every entry serves around its API: request ids and access logs, the `/api/v1` app, the
+ * docs (when enabled and given), and the pages. main.ts and reader.ts compose it differently.
+ */
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import { Hono } from "hono";
+import type { AppEnv } from "./api/env.ts";
+import { onError } from "./api/errors.ts";
+import type { Services } from "./lib/services.ts";
+
+const REQUEST_ID_RE = /^[A-Za-z0-9._-]{1,64}$/;
+
+/** The parts an entry puts together. */
+export interface ShellParts {
+  api: OpenAPIHono<AppEnv>;
+  docs?: (api: OpenAPIHono<AppEnv>) => Hono<AppEnv>;
+  pages?: Hono;
+}
+
+/** Builds the app; nothing here listens or starts anything. */
+export function createShell(services: Pick<Services, "log">, parts: ShellParts) {
+  const app = new Hono<AppEnv>();
+  app.use(async (c, next) => {
+    const given = c.req.header("x-request-id");
+    const requestId = given && REQUEST_ID_RE.test(given) ? given : crypto.randomUUID();
+    const reqLog = services.log.child({ request_id: requestId });
+    c.set("requestId", requestId);
+    c.set("log", reqLog);
+    const started = performance.now();
+    await next();
+    c.header("X-Request-Id", requestId);
+    reqLog.info("request", {
+      method: c.req.method,
+      path: c.req.path,
+      status: c.res.status,
+      ms: Math.round((performance.now() - started) * 10) / 10,
+    });
+  });
+  app.route("/api/v1", parts.api);
+  app.all("/api/*", (c) => c.json({ detail: "Not found" }, 404));
+  if (parts.docs) app.route("/", parts.docs(parts.api));
+  if (parts.pages) app.route("/", parts.pages);
+  app.notFound((c) => c.json({ detail: "Not found" }, 404));
+  app.onError(onError);
+  return app;
+}

@@ -1,0 +1,104 @@
+import { useEffect, useRef, useState } from "preact/hooks";
+import { apiJson } from "../lib/api_client.ts";
+import type { TagDto } from "../lib/types.ts";
+import { libraryHref } from "../lib/ui.ts";
+
+/** Props: the first page of tags (by count) for the search text `q`. */
+export interface TagBrowserProps {
+  initial: TagDto[];
+  q: string;
+  offset: number;
+  pageSize: number;
+}
+
+/** All tags by image count with a substring search; each tag opens the filtered library. */
+export default function TagBrowser(props: TagBrowserProps) {
+  const { initial, pageSize } = props;
+  const [base, setBase] = useState(props.offset);
+  const [q, setQ] = useState(props.q);
+  const [tags, setTags] = useState(initial);
+  const [more, setMore] = useState(initial.length === pageSize);
+  const [error, setError] = useState(false);
+  const seq = useRef(0);
+  const timer = useRef<ReturnType<typeof setTimeout>>();
+
+  const fetchTags = async (text: string, offset: number) => {
+    const mine = ++seq.current;
+    const params = new URLSearchParams({
+      sort: "count_desc",
+      limit: String(pageSize),
+      offset: String(offset),
+    });
+    if (text) params.set("q", text);
+    try {
+      const page = await apiJson<TagDto[]>(`/api/v1/tags?${params}`);
+      if (mine !== seq.current) return;
+      if (!offset) setBase(0);
+      setTags((old) => offset ? [...old, ...page] : page);
+      setMore(page.length === pageSize);
+      setError(false);
+    } catch {
+      if (mine === seq.current) setError(true);
+    }
+  };
+
+  useEffect(() => () => clearTimeout(timer.current), []);
+
+  const onSearch = (text: string) => {
+    setQ(text);
+    clearTimeout(timer.current);
+    timer.current = setTimeout(() => {
+      history.replaceState(
+        null,
+        "",
+        text.trim() ? `/tags?q=${encodeURIComponent(text.trim())}` : "/tags",
+      );
+      fetchTags(text.trim(), 0);
+    }, 150);
+  };
+
+  return (
+    <section class="tag-browser">
+      <form
+        class="filter"
+        action="/tags"
+        method="get"
+        role="search"
+        onSubmit={(e) => e.preventDefault()}
+      >
+        <label for="tag-search">Search tags</label>
+        <input
+          id="tag-search"
+          name="q"
+          type="search"
+          autocomplete="off"
+          value={q}
+          onInput={(e) => onSearch(e.currentTarget.value)}
+        />
+      </form>
+      {error && <p role="alert">Could not load tags.</p>}
+      {tags.length === 0
+        ? <p class="empty">No tags{q.trim() ? ` matching “${q.trim()}”` : " yet"}.</p>
+        : (
+          <ul class="tag-list">
+            {tags.map((tag) => (
+              <li key={tag.name}>
+                <a href={libraryHref([tag.name])}>
+                  {tag.name} <span class="count">{tag.image_count}</span>
+                </a>
+              </li>
+            ))}
+          </ul>
+        )}
+      {more && (
+        <a
+          class="button"
+          href={`/tags?${new URLSearchParams({ q: q.trim(), offset: String(base + tags.length) })}`}
+          onClick={(e) => (e.preventDefault(), fetchTags(q.trim(), base + tags.length))}
+        >
+          Show more tags
+        </a>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,143 @@
+import { useEffect, useRef, useState } from "preact/hooks";
+import { TagInput } from "../components/TagInput.tsx";
+import { readToken, uploadImage, type UploadResult } from "../lib/api_client.ts";
+import { formatBytes, loginHref, parseTagList } from "../lib/ui.ts";
+
+const ACCEPT = "image/jpeg,image/png,image/gif,image/webp,image/avif";
+const PARALLEL = 2;
+
+interface Item {
+  key: number;
+  name: string;
+  size: number;
+  progress: number;
+  state: "queued" | "uploading" | "done" | "failed";
+  message?: string;
+  shortId?: string;
+}
+
+/** The words for an upload outcome, from the status and the error body. */
+export function describeUpload({ status, body }: UploadResult): Pick<Item, "state" | "message"> {
+  const detail = typeof body?.detail === "string" ? body.detail : "";
+  if (status === 201) return { state: "done", message: "Uploaded" };
+  if (status === 200) return { state: "done", message: "Already here" };
+  if (status === 413) {
+    const max = Number(body?.max_bytes);
+    return { state: "failed", message: max ? `Too large (max ${formatBytes(max)})` : "Too large" };
+  }
+  if (status === 415) return { state: "failed", message: "Not a supported image" };
+  if (status === 422) {
+    const pixels = body?.code === "too_many_pixels" || /pixel/i.test(detail);
+    return { state: "failed", message: pixels ? "Too many pixels" : detail || "Rejected" };
+  }
+  if (status === 503) return { state: "failed", message: "Server busy, try again" };
+  if (status === 0) return { state: "failed", message: "Network error, try again" };
+  return { state: "failed", message: detail || `Failed (HTTP ${status})` };
+}
+
+/** Upload several images by drop, picker or paste; one request per file with progress. */
+export default function Uploader() {
+  const [ready, setReady] = useState(false);
+  const [tags, setTags] = useState("");
+  const [items, setItems] = useState<Item[]>([]);
+  const [over, setOver] = useState(false);
+  const queue = useRef<{ key: number; file: File; tags: string[] }[]>([]);
+  const running = useRef(0);
+  const nextKey = useRef(0);
+  const tagsRef = useRef(tags);
+  tagsRef.current = tags;
+
+  const update = (key: number, patch: Partial<Item>) =>
+    setItems((all) => all.map((it) => it.key === key ? { ...it, ...patch } : it));
+
+  const pump = () => {
+    while (running.current < PARALLEL && queue.current.length) {
+      const job = queue.current.shift()!;
+      running.current++;
+      update(job.key, { state: "uploading" });
+      uploadImage(job.file, job.tags, (p) => update(job.key, { progress: p })).then((res) => {
+        const id = typeof res.body?.short_id === "string" ? res.body.short_id : undefined;
+        update(job.key, { ...describeUpload(res), progress: 1, shortId: id });
+        running.current--;
+        pump();
+      });
+    }
+  };
+
+  const add = (files: Iterable<File>) => {
+    const batchTags = parseTagList(tagsRef.current);
+    const added: Item[] = [];
+    for (const file of files) {
+      const key = nextKey.current++;
+      queue.current.push({ key, file, tags: batchTags });
+      added.push({
+        key,
+        name: file.name || "Pasted image",
+        size: file.size,
+        progress: 0,
+        state: "queued",
+      });
+    }
+    if (!added.length) return;
+    setItems((all) => [...added, ...all]);
+    setTimeout(pump);
+  };
+
+  useEffect(() => {
+    if (!readToken()) return location.replace(loginHref("/upload"));
+    setReady(true);
+    const onPaste = (e: ClipboardEvent) => {
+      const files = [...(e.clipboardData?.files ?? [])].filter((f) => f.type.startsWith("image/"));
+      if (files.length) (e.preventDefault(), add(files));
+    };
+    addEventListener("paste", onPaste);
+    return () => removeEventListener("paste", onPaste);
+  }, []);
+
+  if (!ready) return <p class="muted">Checking sign-in…</p>;
+  return (
+    <div class="uploader">
+      <label for="upload-tags">Tags for this batch (comma-separated)</label>
+      <TagInput id="upload-tags" value={tags} onValue={setTags} placeholder="cat, surprised" />
+      <label
+        class={`dropzone${over ? " over" : ""}`}
+        onDragOver={(e) => (e.preventDefault(), setOver(true))}
+        onDragLeave={() => setOver(false)}
+        onDrop={(e) => {
+          e.preventDefault();
+          setOver(false);
+          add(e.dataTransfer?.files ?? []);
+        }}
+      >
+        <span>Drop images here, paste them, or choose files</span>
+        <input
+          type="file"
+          multiple
+          accept={ACCEPT}
+          onChange={(e) => (add(e.currentTarget.files ?? []), (e.currentTarget.value = ""))}
+        />
+      </label>
+      <ul class="uploads" aria-live="polite">
+        {items.map((it) => (
+          <li key={it.key} class={it.state}>
+            <span class="name">{it.name}</span> <span class="muted">{formatBytes(it.size)}</span>
+            <progress max={1} value={it.progress} aria-label={`Upload of ${it.name}`} />
+            <span class="result">
+              {it.state === "queued"
+                ? "Waiting"
+                : it.state === "uploading"
+                ? "Uploading…"
+                : it.message}
+              {it.shortId && (
+                <>
+                  {" "}
+                  <a href={`/i/${it.shortId}`}>View</a>
+                </>
+              )}
+            </span>
+          </li>
+        ))}
+      </ul>
+    </div>
+  );
+}

@@ -1,0 +1,76 @@
+/** Small pure helpers shared by the pages and the islands (no Deno APIs: islands bundle this). */
+import type { ImageDto } from "./types.ts";
+
+// deno-lint-ignore no-control-regex
+const NOT_A_TAG = /[/\\\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
+
+/**
+ * Parses a comma-separated tag list the way the API normalises names (NFC, trimmed, lower case,
+ * whitespace runs as `_`), deduplicated; names that can never be tags are dropped.
+ */
+export function parseTagList(text: string | null | undefined): string[] {
+  const seen = new Set<string>();
+  for (const part of (text ?? "").split(",")) {
+    const tag = part.normalize("NFC").trim().toLowerCase().replace(/\s+/g, "_");
+    if (tag && [...tag].length <= 64 && !NOT_A_TAG.test(tag)) seen.add(tag);
+  }
+  return [...seen];
+}
+
+/** The library URL filtered by `tags` (all required); commas stay readable. */
+export function libraryHref(tags: string[]): string {
+  return tags.length ? `/?tags=${tags.map(encodeURIComponent).join(",")}` : "/";
+}
+
+/** Alt text of an image: its tags, or a neutral description. */
+export function altText(image: Pick<ImageDto, "tags">): string {
+  return image.tags.length ? image.tags.map((t) => t.name).join(", ") : "Untagged image";
+}
+
+/** "1.4 MB", "812 KB", "532 bytes". */
+export function formatBytes(bytes: number): string {
+  if (bytes < 1024) return `${bytes} bytes`;
+  const units = ["KB", "MB", "GB"];
+  let value = bytes / 1024;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit++;
+  }
+  return `${value >= 10 ? Math.round(value) : Math.round(value * 10) / 10} ${units[unit]}`;
+}
+
+/** A readable UTC date and time, e.g. "May 1, 2025, 12:34 UTC". */
+export function formatDate(iso: string): string {
+  const date = new Date(iso);
+  if (Number.isNaN(date.getTime())) return iso;
+  return new Intl.DateTimeFormat("en", {
+    dateStyle: "medium",
+    timeStyle: "short",
+    timeZone: "UTC",
+  }).format(date) + " UTC";
+}
+
+/** "JPEG" from "image/jpeg". */
+export function formatType(contentType: string): string {
+  const sub = contentType.split("/")[1] ?? contentType;
+  return sub.replace(/^x-/, "").toUpperCase();
+}
+
+/**
+ * The path to return to after login: only a same-origin path that starts with a single `/`
+ * (never `//host` or `/\host`, which browsers read as another origin); otherwise `/`.
+ */
+export function safeNext(next: string | null | undefined): string {
+  if (!next || !next.startsWith("/") || next.startsWith("//") || next.startsWith("/\\")) {
+    return "/";
+  }
+  // deno-lint-ignore no-control-regex
+  if (/[\u0000-\u001f\\]/.test(next)) return "/";
+  return next;
+}
+
+/** `/login?next=...`, keeping slashes readable. */
+export function loginHref(next: string): string {
+  return `/login?next=${encodeURIComponent(safeNext(next)).replace(/%2F/g, "/")}`;
+}

@@ -1,0 +1,41 @@
+import ImageControls from "../../islands/ImageControls.tsx";
+import { altText, formatBytes, formatDate, formatType } from "../../lib/ui.ts";
+import type { PageHandler } from "../_app.tsx";
+import { notFoundPage } from "../_404.tsx";
+
+const SHORT_ID = /^[0-9A-Za-z]{8}$/;
+
+/** `/i/:short_id`: one image, its facts, tags, copy buttons and (signed in) write controls. */
+export const handler: PageHandler = async (c, ctx) => {
+  const id = c.req.param("short_id") ?? "";
+  const image = SHORT_ID.test(id) ? await ctx.read.getImage(id) : null;
+  if (!image) return notFoundPage(c, ctx);
+  const alt = altText(image);
+  return ctx.render(
+    c,
+    <article class="detail">
+      <h1 class="visually-hidden">Image {image.short_id}</h1>
+      <figure>
+        <a href={image.file_url}>
+          <img src={image.file_url} width={image.width} height={image.height} alt={alt} />
+        </a>
+      </figure>
+      <div class="facts">
+        <dl>
+          <dt>Dimensions</dt>
+          <dd>{image.width} × {image.height} px</dd>
+          <dt>Size</dt>
+          <dd>{formatBytes(image.size_bytes)}</dd>
+          <dt>Type</dt>
+          <dd>{formatType(image.content_type)}</dd>
+          <dt>Added</dt>
+          <dd>
+            <time datetime={image.created_at}>{formatDate(image.created_at)}</time>
+          </dd>
+        </dl>
+        <ImageControls image={image} />
+      </div>
+    </article>,
+    { title: alt === "Untagged image" ? `Image ${image.short_id}` : alt },
+  );
+};

@@ -1,0 +1,153 @@
+import assert from "node:assert/strict";
+import { Hono } from "hono";
+import { buildAssets } from "../lib/islands/build.ts";
+import type { ReadModel } from "../lib/types.ts";
+import { fakeImage, fakeReadModel } from "../tests/_fake_read_model.ts";
+import { createPagesApp } from "./mod.ts";
+
+const assetsDir = await Deno.makeTempDir({ prefix: "pages_test_" });
+const manifest = await buildAssets({ outDir: assetsDir, writeGen: false });
+globalThis.addEventListener("unload", () => Deno.removeSync(assetsDir, { recursive: true }));
+
+const cdn = fakeImage(1, ["cat", "r&b?"], {
+  created_at: "2030-01-01T00:00:00.000Z",
+  file_url: "https://cdn.example.test/images/00000001",
+  thumbnail_url: "https://cdn.example.test/thumbnails/00000001.webp",
+  width: 800,
+  height: 600,
+});
+const images = [cdn, ...Array.from({ length: 59 }, (_, i) => fakeImage(i + 2, ["dog"]))];
+const pages = (read: ReadModel = fakeReadModel(images)) => createPagesApp({ read, assetsDir });
+
+async function get(path: string, app = pages()) {
+  const res = await app.request(path);
+  return { res, html: await res.text() };
+}
+
+Deno.test("GET / renders the first page of the library with the given thumbnail URLs", async () => {
+  const { res, html } = await get("/");
+  assert.equal(res.status, 200);
+  assert.equal(res.headers.get("Content-Type"), "text/html; charset=utf-8");
+  const csp = res.headers.get("Content-Security-Policy") ?? "";
+  for (const part of ["default-src 'self'", "script-src 'self'", "frame-ancestors 'none'"]) {
+    assert.ok(csp.includes(part), part);
+  }
+  assert.ok(csp.includes("img-src 'self' data: blob: https:"));
+  assert.equal(res.headers.get("X-Content-Type-Options"), "nosniff");
+  assert.equal(res.headers.get("Referrer-Policy"), "strict-origin-when-cross-origin");
+  assert.equal(html.match(/<img /g)?.length, 50, "one page of 50 images");
+  assert.ok(html.includes(`src="https://cdn.example.test/thumbnails/00000001.webp"`));
+  assert.ok(html.includes(`width="800" height="600" loading="lazy"`));
+  assert.ok(html.includes(`alt="cat, r&amp;b?"`));
+  assert.ok(html.includes(`href="/i/00000001"`));
+  assert.ok(html.includes(`href="/tags"`));
+  assert.ok(html.includes(`href="/upload"`));
+  assert.ok(html.includes(`data-island="Library"`));
+  assert.ok(html.includes(`<script type="module" src="${manifest.boot}"></script>`));
+  assert.ok(!/<script(?![^>]*(type="module" src=|type="application\/json"))/.test(html));
+});
+
+Deno.test("GET /?tags= pre-filters the library (all tags required)", async () => {
+  const { res, html } = await get("/?tags=cat,R%26B%3F");
+  assert.equal(res.status, 200);
+  assert.equal(html.match(/<img /g)?.length, 1);
+  const { html: none } = await get("/?tags=cat,dog");
+  assert.ok(none.includes("No images tagged cat, dog."));
+});
+
+Deno.test("GET /tags lists tags by count, each linking to the filtered library", async () => {
+  const { res, html } = await get("/tags");
+  assert.equal(res.status, 200);
+  assert.ok(html.indexOf(`href="/?tags=dog"`) < html.indexOf(`href="/?tags=cat"`));
+  assert.ok(html.includes(`href="/?tags=r%26b%3F"`));
+  assert.ok(html.includes(`data-island="TagBrowser"`));
+});
+
+Deno.test("GET /i/:short_id renders the image and 404s unknown or malformed IDs", async () => {
+  const { res, html } = await get("/i/00000001");
+  assert.equal(res.status, 200);
+  assert.ok(html.includes(`src="https://cdn.example.test/images/00000001"`));
+  assert.ok(html.includes("800 × 600 px"));
+  assert.ok(html.includes(`href="/?tags=cat"`));
+  assert.ok(html.includes(`data-island="ImageControls"`));
+  assert.ok(!html.includes("Delete"), "no write controls rendered on the server");
+  for (const path of ["/i/unknown1", "/i/short", "/i/00000001x", "/i/0000000%21"]) {
+    const r = await get(path);
+    assert.equal(r.res.status, 404, path);
+    assert.ok(r.html.includes("Page not found"), path);
+  }
+});
+
+Deno.test("unknown routes answer the HTML not-found page with 404 and no JavaScript", async () => {
+  const { res, html } = await get("/nope");
+  assert.equal(res.status, 404);
+  assert.equal(res.headers.get("Content-Type"), "text/html; charset=utf-8");
+  assert.ok(html.includes("Page not found"));
+  assert.ok(!html.includes("<script"));
+});
+
+Deno.test("GET /upload and /login render; next is kept only when it is a local path", async () => {
+  assert.equal((await get("/upload")).res.status, 200);
+  const ok = await get("/login?next=/i/00000001%3Fx%3D1");
+  assert.ok(ok.html.includes(`{"next":"/i/00000001?x=1"}`));
+  for (const evil of ["//evil.example", "https://evil.example", "/\\evil.example"]) {
+    const r = await get(`/login?next=${encodeURIComponent(evil)}`);
+    assert.ok(r.html.includes(`{"next":"/"}`), evil);
+  }
+});
+
+Deno.test("GET /_static/ serves the build output with the immutable cache header", async () => {
+  const res = await pages().request(manifest.boot);
+  assert.equal(res.status, 200);
+  assert.equal(res.headers.get("Cache-Control"), "public, max-age=31536000, immutable");
+  assert.equal(res.headers.get("Content-Type"), "text/javascript; charset=utf-8");
+  await res.body?.cancel();
+});
+
+Deno.test("mounted last, unknown /api/ paths fall through to the parent's not-found", async () => {
+  const app = new Hono();
+  app.get("/api/v1/health", (c) => c.json({ status: "ok" }));
+  app.route("/", pages());
+  app.notFound((c) => c.json({ detail: "Not found" }, 404));
+  const api = await app.request("/api/v1/nope");
+  assert.equal(api.status, 404);
+  assert.deepEqual(await api.json(), { detail: "Not found" });
+  const health = await app.request("/api/v1/health");
+  assert.equal(health.status, 200);
+  await health.body?.cancel();
+  const page = await app.request("/nope/deeper");
+  assert.equal(page.status, 404);
+  assert.ok((await page.text()).includes("Page not found"));
+});
+
+Deno.test("a failing read model gives an HTML error page, a bad cursor a 400", async () => {
+  const broken: ReadModel = {
+    listImages: () => Promise.reject(new Error("db down")),
+    getImage: () => Promise.reject(new Error("db down")),
+    listTags: () => Promise.reject(new Error("db down")),
+  };
+  const error = console.error;
+  console.error = () => {};
+  try {
+    const { res, html } = await get("/", pages(broken));
+    assert.equal(res.status, 500);
+    assert.ok(html.includes("Something went wrong") && !html.includes("db down"));
+  } finally {
+    console.error = error;
+  }
+  const bad = await get("/?cursor=!!");
+  assert.equal(bad.res.status, 400);
+});
+
+Deno.test("the library page ships at most 15 KB of gzipped JavaScript", async () => {
+  const { html } = await get("/");
+  const urls = [
+    ...html.matchAll(/<(?:script type="module" src|link rel="modulepreload" href)="([^"]+)"/g),
+  ]
+    .map((m) => m[1]);
+  assert.ok(urls.includes(manifest.islands.Library));
+  let total = 0;
+  for (const url of urls) total += (await Deno.stat(`${assetsDir}/static/${url.slice(9)}.gz`)).size;
+  console.log(`library page JavaScript: ${urls.length} files, ${total} bytes gzipped`);
+  assert.ok(total <= 15 * 1024, `${total} bytes`);
+});

@@ -1,0 +1,24 @@
+import TagBrowser from "../islands/TagBrowser.tsx";
+import type { PageHandler } from "./_app.tsx";
+
+const PAGE_SIZE = 500;
+
+/** `/tags`: public tag browser, by image count, with a substring search. */
+export const handler: PageHandler = async (c, { read, render }) => {
+  const q = (c.req.query("q") ?? "").trim();
+  const offset = Math.max(0, Math.min(1e6, Number.parseInt(c.req.query("offset") ?? "", 10) || 0));
+  const tags = await read.listTags({
+    q: q || undefined,
+    sort: "count_desc",
+    limit: PAGE_SIZE,
+    offset,
+  });
+  return render(
+    c,
+    <>
+      <h1>Tags</h1>
+      <TagBrowser initial={tags} q={q} offset={offset} pageSize={PAGE_SIZE} />
+    </>,
+    { title: "Tags" },
+  );
+};
