@@ -3,13 +3,14 @@
  * app -> Deno.serve. SIGINT and SIGTERM stop accepting, let in-flight requests finish within a
  * bound, then close the pool, the database pool and the embedded PostgreSQL.
  */
-import { createApp } from "./app.ts";
+import { createApp, DEFAULT_ASSETS_DIR } from "./app.ts";
 import { migrate } from "./db/migrate.ts";
 import { ConfigError, loadConfig } from "./lib/config.ts";
 import { DataDirLockedError } from "./lib/embedded.ts";
 import { Logger } from "./lib/log.ts";
 import { openResources } from "./lib/resources.ts";
 import { ThumbnailPool } from "./lib/thumbnails/pool.ts";
+import { startDeleteSweeper } from "./lib/deleter.ts";
 
 const SHUTDOWN_GRACE_MS = 25_000;
 
@@ -43,7 +44,19 @@ async function main() {
     size: config.THUMBNAIL_WORKERS,
     maxPixels: config.MAX_IMAGE_PIXELS,
   });
-  const app = createApp({ config, sql, store, log, thumbnails });
+  const dev = Deno.args.includes("--dev");
+  const built = await Deno.stat(`${DEFAULT_ASSETS_DIR}/manifest.json`).then(
+    () => true,
+    () => false,
+  );
+  if (dev || !built) {
+    // A fresh clone has no build yet; the container builds at image build time instead.
+    const { buildAssets } = await import("./lib/islands/build.ts");
+    await buildAssets({ dev });
+    log.info("client assets built", { dev });
+  }
+  const app = createApp({ config, sql, store, log, thumbnails }, { dev });
+  const stopSweeper = startDeleteSweeper(sql, store, log);
 
   const server = Deno.serve({
     port: config.PORT,
@@ -58,6 +71,7 @@ async function main() {
     log.info("shutting down", { signal });
     const grace = new Promise((r) => setTimeout(r, SHUTDOWN_GRACE_MS));
     await Promise.race([server.shutdown(), grace]);
+    stopSweeper();
     thumbnails.close();
     await resources.close();
     log.info("stopped");

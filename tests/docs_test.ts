@@ -1,0 +1,108 @@
+import assert from "node:assert/strict";
+import { HttpError } from "../api/errors.ts";
+import { startService } from "./_harness/app.ts";
+
+const svc = await startService();
+addEventListener("unload", () => void svc.close());
+
+async function withDocs(value: string) {
+  return await startService({ db: svc.db, s3: svc.s3, env: { API_DOCS_ENABLED: value } });
+}
+
+Deno.test("docs routes exist when API_DOCS_ENABLED is true and for an invalid value", async () => {
+  for (const value of ["true", "not-a-boolean"]) {
+    const { app } = await withDocs(value);
+    const spec = await app.request("/openapi.json");
+    assert.equal(spec.status, 200, value);
+    const doc = await spec.json();
+    assert.equal(doc.openapi, "3.1.0");
+    for (
+      const path of [
+        "/auth/token",
+        "/images",
+        "/images/{id}",
+        "/images/{id}/tags",
+        "/images/{id}/file",
+        "/images/{id}/thumbnail",
+        "/tags",
+        "/health",
+      ]
+    ) {
+      assert.ok(doc.paths[path], `${path} is documented`);
+    }
+    assert.ok(doc.paths["/images"].post.security, "upload declares the bearer scheme");
+    assert.ok(doc.components.securitySchemes.bearer);
+    for (const page of ["/docs", "/redoc"]) {
+      const res = await app.request(page);
+      assert.equal(res.status, 200, page);
+      const html = await res.text();
+      assert.equal(/https?:\/\/(?!127)/.test(html.replace(/xmlns="[^"]*"/g, "")), false, "no CDN");
+    }
+    for (
+      const asset of [
+        "swagger-ui.css",
+        "swagger-ui-bundle.js",
+        "redoc.standalone.js",
+        "swagger-init.js",
+      ]
+    ) {
+      const res = await app.request(`/docs/assets/${asset}`);
+      assert.equal(res.status, 200, asset);
+      await res.body?.cancel();
+    }
+  }
+});
+
+Deno.test("docs routes answer 404 when API_DOCS_ENABLED is false", async () => {
+  const { app } = await withDocs("false");
+  for (const path of ["/openapi.json", "/docs", "/redoc", "/docs/assets/swagger-ui.css"]) {
+    const res = await app.request(path);
+    assert.equal(res.status, 404, path);
+    await res.body?.cancel();
+  }
+});
+
+Deno.test("errors have DESIGN.md's shapes: plain detail, structured members at the top level", async () => {
+  const res = await svc.app.request("/api/v1/images/NOSUCHID");
+  assert.deepEqual(await res.json(), { detail: "Image not found" });
+  const unknown = await svc.app.request("/api/v1/no/such/path");
+  assert.equal(unknown.status, 404);
+  assert.match(unknown.headers.get("content-type")!, /json/);
+  assert.deepEqual(await unknown.json(), { detail: "Not found" });
+
+  // A handler that raises structured and unexpected errors, on the service's own error handler.
+  const { createShell } = await import("../app_shell.ts");
+  const { newRouter } = await import("../api/router.ts");
+  const api = newRouter();
+  api.get("/structured", () => {
+    throw new HttpError(409, { code: "conflict", detail: "Already there", existing: "abc" });
+  });
+  api.get("/boom", () => {
+    throw new Error("select * from secret_table where password = 'x' at /srv/app.ts:12");
+  });
+  const app = createShell(svc.services, { api });
+  const structured = await app.request("/api/v1/structured");
+  assert.equal(structured.status, 409);
+  assert.deepEqual(await structured.json(), {
+    code: "conflict",
+    detail: "Already there",
+    existing: "abc",
+  });
+  const boom = await app.request("/api/v1/boom", { headers: { "x-request-id": "req-123" } });
+  assert.equal(boom.status, 500);
+  assert.deepEqual(await boom.json(), { detail: "Internal server error" });
+  const logged = svc.logs.find((l) => l.includes("secret_table"));
+  assert.ok(logged, "the log gets the detail");
+  assert.equal(JSON.parse(logged!).request_id, "req-123");
+});
+
+Deno.test("every request is logged as JSON with its request id, status and duration", async () => {
+  const before = svc.logs.length;
+  const res = await svc.app.request("/api/v1/health", { headers: { "x-request-id": "abc-42" } });
+  assert.equal(res.headers.get("x-request-id"), "abc-42");
+  const line = svc.logs.slice(before).map((l) => JSON.parse(l)).find((l) => l.msg === "request");
+  assert.equal(line.request_id, "abc-42");
+  assert.equal(line.status, 200);
+  assert.equal(line.path, "/api/v1/health");
+  assert.equal(typeof line.ms, "number");
+});
