@@ -14,7 +14,9 @@ import type { Config } from "../lib/config.ts";
 import type { Services } from "../lib/services.ts";
 import { HttpError } from "./errors.ts";
 import { newRouter } from "./router.ts";
+import { errorResponse } from "./schemas.ts";
 
+const json = <T>(schema: T) => ({ "application/json": { schema } });
 const required = (what: string) => ({
   error: (issue: { input?: unknown }) =>
     issue.input === undefined ? "is required" : `must be a ${what}`,
@@ -30,7 +32,6 @@ const Token = z.object({
   token_type: z.literal("bearer"),
   expires_in: z.number().int().openapi({ description: "Seconds until the token expires" }),
 }).openapi("AccessToken");
-const Problem = z.object({ detail: z.string() }).openapi("Problem");
 const Locked = z.object({
   code: z.literal("login_locked"),
   detail: z.string(),
@@ -85,10 +86,10 @@ const route = createRoute({
     },
   },
   responses: {
-    200: { description: "Signed in", content: { "application/json": { schema: Token } } },
-    401: { description: "Incorrect username or password", content: json(Problem) },
-    413: { description: "Request body too large", content: json(Problem) },
-    422: { description: "Missing or malformed fields", content: json(Problem) },
+    200: { description: "Signed in", content: json(Token) },
+    401: errorResponse("Incorrect username or password"),
+    413: errorResponse("Request body too large"),
+    422: errorResponse("Missing or malformed fields"),
     429: {
       description: "Too many failed attempts from this address",
       headers: { "Retry-After": { schema: { type: "integer" }, description: "Seconds" } },
@@ -96,10 +97,6 @@ const route = createRoute({
     },
   },
 });
-
-function json<T>(schema: T) {
-  return { "application/json": { schema } };
-}
 
 /** The 429 of a locked address: `Retry-After` and a structured body. */
 function lockedError(config: Config): HttpError {
@@ -143,7 +140,8 @@ export function authRoutes(services: Pick<Services, "config" | "sql" | "log">) {
     if (await limiter.isLocked(ip)) throw lockedError(config);
     if (!credentialsMatch(config, username, password)) {
       const { failures, locked } = await limiter.recordFailure(ip);
-      log.warn("login failed", { ip, failures, locked });
+      if (locked) log.warn("login failed; address locked", { ip, failures });
+      else log.info("login failed", { ip, failures });
       if (locked) throw lockedError(config);
       throw new HttpError(401, "Incorrect username or password", {
         headers: { "WWW-Authenticate": "Bearer" },

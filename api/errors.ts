@@ -4,6 +4,7 @@
  * Clients never see a stack trace, SQL or storage detail: the log gets those, with the request id.
  */
 import type { Context } from "hono";
+import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { isDatabaseUnavailable } from "../db/client.ts";
 import { StorageError } from "../lib/storage/mod.ts";
@@ -37,6 +38,11 @@ export function onError(err: Error, c: Context<AppEnv>): Response {
       log?.error("request failed", { status: err.status, err: err.cause ?? err });
     }
     return c.json(errorBody(err.detail), err.status, err.options.headers);
+  }
+  if (err instanceof HTTPException) {
+    // Hono's own refusals (malformed JSON, wrong media type) keep their status, in our shape.
+    const status = err.status as ContentfulStatusCode;
+    return c.json({ detail: err.message || "Bad request" }, status);
   }
   if (err instanceof StorageError) {
     log?.error("storage unavailable", { err });

@@ -98,6 +98,13 @@ Deno.test("PATCH /images/{id}/tags replaces the set, or adds and removes", async
   assert.equal((await patch({ tags: "not a list" })).status, 422);
   assert.equal((await patch({ tags: [a], add: [b] })).status, 422);
   assert.equal((await patch({ tags: [a] }, "NOSUCHID")).status, 404);
+  const garbage = await svc.app.request(`/api/v1/images/${img.short_id}/tags`, {
+    method: "PATCH",
+    headers: json,
+    body: "{not json",
+  });
+  assert.equal(garbage.status, 400);
+  assert.equal(typeof (await garbage.json()).detail, "string");
 });
 
 Deno.test("DELETE /images/{id} answers 204 and removes the row and both objects", async () => {
