@@ -61,7 +61,7 @@ export async function localSecrets(dataDir: string): Promise<LocalSecrets> {
   return { adminPassword: secrets.admin_password, jwtSecret: secrets.jwt_secret, created: true };
 }
 
-async function freePort(): Promise<number> {
+function freePort(): number {
   const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
   const { port } = listener.addr as Deno.NetAddr;
   listener.close();

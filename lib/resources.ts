@@ -42,7 +42,7 @@ export async function openResources(input: Config, log: Logger): Promise<Resourc
   const embedded = !config.DATABASE_URL || !config.S3_BUCKET;
   if (embedded) {
     const lock = await lockDataDir(config.DATA_DIR);
-    closers.push(async () => lock.close());
+    closers.push(() => Promise.resolve(lock.close()));
   }
   if (!config.DATABASE_URL) {
     const secrets = await localSecrets(config.DATA_DIR);
