@@ -4,7 +4,7 @@
  */
 import { createRoute, z } from "@hono/zod-openapi";
 import { deleteImage, updateImageTags } from "../db/images.ts";
-import { sweepPendingDeletes } from "../lib/deleter.ts";
+import { deleteObjectsNow } from "../lib/deleter.ts";
 import {
   BusyError,
   ingestImage,
@@ -72,7 +72,11 @@ export function imageWriteRoutes(services: Services, read: ReadModel) {
     using _slot = gate.enter();
     const form = await readUploadForm(c.req.raw, config.MAX_UPLOAD_BYTES);
     try {
-      const { created, image } = await ingestImage(services, form.bytes, form.tags);
+      const { created, image } = await ingestImage(
+        { ...services, log: c.get("log") },
+        form.bytes,
+        form.tags,
+      );
       const dto = toImageDto(image, config.S3_PUBLIC_BASE_URL);
       if (created) c.header("Location", `/api/v1/images/${dto.short_id}`);
       return c.json(dto, created ? 201 : 200);
@@ -152,7 +156,7 @@ export function imageWriteRoutes(services: Services, read: ReadModel) {
         : null;
       if (!keys) throw notFound();
       // The row is gone and its keys recorded; remove the objects now, or the sweeper will.
-      await sweepPendingDeletes(sql, store, c.get("log")).catch(() => {});
+      await deleteObjectsNow(sql, store, keys, c.get("log"));
       return c.body(null, 204);
     },
   );

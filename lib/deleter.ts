@@ -1,6 +1,7 @@
 /** Removes objects recorded in pending_deletes; run after each delete and on a timer. */
 import type { Sql } from "../db/client.ts";
 import { claimDueDeletes, clearDeletes, deferDelete } from "../db/pending_deletes.ts";
+import { isDatabaseUnavailable } from "../db/client.ts";
 import type { Logger } from "./log.ts";
 import type { ObjectStore } from "./storage/mod.ts";
 
@@ -29,6 +30,26 @@ export async function sweepPendingDeletes(
     });
     removed += batch.done;
     if (batch.claimed < 50 || batch.done === 0) return removed;
+  }
+}
+
+/**
+ * Deletes `keys` (already recorded in pending_deletes) right away and forgets the ones that
+ * went; whatever fails stays recorded for the sweeper. Never throws: the row is already gone.
+ */
+export async function deleteObjectsNow(sql: Sql, store: ObjectStore, keys: string[], log?: Logger) {
+  const results = await Promise.allSettled(keys.map((k) => store.delete(k)));
+  const done = keys.filter((_, i) => results[i].status === "fulfilled");
+  if (done.length < keys.length) {
+    log?.warn("object delete deferred to the sweeper", {
+      keys: keys.filter((k) => !done.includes(k)),
+    });
+  }
+  try {
+    if (done.length) await clearDeletes(sql, done);
+  } catch (err) {
+    // A record left behind only means one extra (harmless) delete later.
+    if (!isDatabaseUnavailable(err)) log?.error("could not clear delete records", { err });
   }
 }
 
