@@ -24,13 +24,19 @@ export function launchBrowser(): Promise<Browser> {
   return chromium.launch({ executablePath, args: CHROMIUM_ARGS });
 }
 
+/** One console error or uncaught exception of a page; `url` is where the console placed it. */
+export interface PageError {
+  text: string;
+  url: string;
+}
+
 /** Console errors, uncaught exceptions and CSP violations of a page, as they happen. */
-export function collectErrors(page: Page): string[] {
-  const errors: string[] = [];
+export function collectErrors(page: Page): PageError[] {
+  const errors: PageError[] = [];
   page.on("console", (msg) => {
-    if (msg.type() === "error") errors.push(msg.text());
+    if (msg.type() === "error") errors.push({ text: msg.text(), url: msg.location().url });
   });
-  page.on("pageerror", (err) => errors.push(err.message));
+  page.on("pageerror", (err) => errors.push({ text: `${err.name}: ${err.message}`, url: "" }));
   return errors;
 }
 
@@ -40,9 +46,17 @@ export interface TestServer {
   close(): Promise<void>;
 }
 
-/** Serves `handler` on 127.0.0.1, port 0. */
-export function serve(handler: (req: Request) => Response | Promise<Response>): TestServer {
-  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, handler);
+type Handler = (req: Request, env: { remoteAddr: Deno.NetAddr }) => Response | Promise<Response>;
+
+/**
+ * Serves `handler` on 127.0.0.1, port 0, passing the socket address as the app's env (what
+ * `getConnInfo` reads, so the login limiter sees a real peer).
+ */
+export function serve(handler: Handler): TestServer {
+  const server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen: () => {} },
+    (req, info) => handler(req, { remoteAddr: info.remoteAddr }),
+  );
   return {
     url: `http://127.0.0.1:${server.addr.port}`,
     close: () => server.shutdown(),
