@@ -4,12 +4,23 @@ import postgres from "postgres";
 /** A postgres.js connection pool. */
 export type Sql = postgres.Sql;
 
+/**
+ * Reconnect delay in seconds after `retries` consecutive connection errors. The driver's
+ * default grows as 3^n/100 up to 20 s with a counter shared by the pool, so after a failover
+ * that killed every connection the first requests waited many seconds; this caps at half a
+ * second.
+ */
+export function reconnectBackoff(retries: number): number {
+  return Math.min(0.02 * 2 ** retries, 0.5) * (0.5 + Math.random() / 2);
+}
+
 /** Opens a pool on `url` (postgres:// or postgresql://). Connections are lazy. */
 export function createSql(url: string, opts: { max?: number } = {}): Sql {
   return postgres(url, {
     max: opts.max ?? 10,
     idle_timeout: 30,
     connect_timeout: 5,
+    backoff: reconnectBackoff,
     onnotice: () => {},
     connection: { application_name: "reaction-board" },
   });
@@ -39,6 +50,23 @@ export function isDatabaseUnavailable(e: unknown): boolean {
   if (code && UNAVAILABLE_CODES.has(code)) return true;
   return e instanceof Error && /connect|terminat|ECONN/i.test(e.message) &&
     !(e instanceof postgres.PostgresError && !code?.startsWith("57") && !code?.startsWith("08"));
+}
+
+/**
+ * Runs a read, once more if its connection turned out to be dead (a pool connection the server
+ * terminated while idle fails its next query; the retry takes a fresh one). Reads only: a write
+ * whose connection died may have committed.
+ */
+export async function retryRead<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (e) {
+    if (!isDatabaseUnavailable(e)) throw e;
+    // Give the dying connection a moment to close, so the retry gets a fresh one rather than
+    // being written to a socket on its way out (which postgres.js may never answer).
+    await new Promise((r) => setTimeout(r, 100));
+    return await fn();
+  }
 }
 
 /** True when a transaction lost a race and may simply be run again. */
