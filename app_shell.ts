@@ -29,6 +29,8 @@ export function createShell(services: Pick<Services, "log">, parts: ShellParts) 
     const started = performance.now();
     await next();
     c.header("X-Request-Id", requestId);
+    // Every answer, JSON errors of the byte routes included, is to be taken as its declared type.
+    c.header("X-Content-Type-Options", "nosniff");
     reqLog.info("request", {
       method: c.req.method,
       path: c.req.path,

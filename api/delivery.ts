@@ -4,6 +4,7 @@
  * on a matching If-None-Match, 206 for a single byte range, 416 for an unsatisfiable one.
  */
 import type { Context } from "hono";
+import { retryRead } from "../db/client.ts";
 import { getImageForDelivery } from "../db/images.ts";
 import type { Services } from "../lib/services.ts";
 import { isShortId } from "../lib/short_id.ts";
@@ -40,7 +41,7 @@ function etagMatches(header: string | undefined, etag: string): boolean {
 
 async function serve(c: Context<AppEnv>, services: Services, which: "file" | "thumbnail") {
   const id = c.req.param("id")!;
-  const row = isShortId(id) ? await getImageForDelivery(services.sql, id) : null;
+  const row = isShortId(id) ? await retryRead(() => getImageForDelivery(services.sql, id)) : null;
   if (!row) throw new HttpError(404, "Image not found");
   const thumb = which === "thumbnail" && row.thumbnail_key !== null;
   const key = thumb ? row.thumbnail_key! : originalKey(id);

@@ -19,9 +19,16 @@ export async function clearDeletes(tx: postgres.TransactionSql | Sql, keys: stri
   await tx`delete from pending_deletes where key = any(${keys}::text[])`;
 }
 
-/** Claims up to `limit` due keys; other replicas skip the claimed ones. */
-export function claimDueDeletes(tx: postgres.TransactionSql, limit: number) {
-  return tx<{ key: string; attempts: number }[]>`
+/**
+ * Claims up to `limit` due keys; other replicas skip the claimed ones. A key whose image row
+ * exists after all (an upload whose commit reply was lost) is forgotten, never deleted.
+ */
+export async function claimDueDeletes(tx: postgres.TransactionSql, limit: number) {
+  // The short ID a key belongs to (keys.ts: images/{id}, thumbnails/{id}.webp).
+  await tx`delete from pending_deletes p where p.next_attempt_at <= now() and exists (
+    select 1 from images i
+    where i.short_id = substring(p.key from '^(?:images|thumbnails)/([0-9A-Za-z]{8})(?:[.]webp)?$'))`;
+  return await tx<{ key: string; attempts: number }[]>`
     select key, attempts from pending_deletes where next_attempt_at <= now()
     order by next_attempt_at limit ${limit} for update skip locked`;
 }

@@ -11,6 +11,7 @@
 import { encodeHex } from "./hex.ts";
 import { addTagsByHash, getImageByHash, type ImageWithTags, insertImage } from "../db/images.ts";
 import { clearDeletes, scheduleDeletes } from "../db/pending_deletes.ts";
+import { isDatabaseUnavailable } from "../db/client.ts";
 import { sniffImage } from "./image_sniff.ts";
 import type { Services } from "./services.ts";
 import { newShortId } from "./short_id.ts";
@@ -155,7 +156,10 @@ async function createImage(
       (tx) => clearDeletes(tx, keys),
     );
   } catch (err) {
-    await removeObjects();
+    // A lost connection leaves the outcome unknown: the row may have committed. The objects then
+    // stay; if the row did not commit, the keys are still in pending_deletes and the sweeper
+    // (which never removes an object a row owns) collects them. Any other failure rolled back.
+    if (!isDatabaseUnavailable(err)) await removeObjects();
     throw err;
   }
   if (!inserted) {

@@ -1,5 +1,5 @@
 /** The read side: database rows shaped into the API's JSON, for the API and the pages alike. */
-import type { Sql } from "../db/client.ts";
+import { retryRead, type Sql } from "../db/client.ts";
 import { getImageByShortId, type ImageWithTags, listImages } from "../db/images.ts";
 import { listTags } from "../db/tags.ts";
 import { isShortId } from "./short_id.ts";
@@ -50,7 +50,9 @@ export function createReadModel(sql: Sql, publicBase: string | undefined): ReadM
   return {
     async listImages(q: ListImagesQuery): Promise<ImagePage> {
       const beforeSeq = q.cursor ? decodeCursor(q.cursor) : null;
-      const rows = await listImages(sql, { tags: q.tags, limit: q.limit + 1, beforeSeq });
+      const rows = await retryRead(() =>
+        listImages(sql, { tags: q.tags, limit: q.limit + 1, beforeSeq })
+      );
       const items = rows.slice(0, q.limit);
       const more = rows.length > q.limit;
       return {
@@ -60,9 +62,9 @@ export function createReadModel(sql: Sql, publicBase: string | undefined): ReadM
     },
     async getImage(shortId: string) {
       if (!isShortId(shortId)) return null;
-      const row = await getImageByShortId(sql, shortId);
+      const row = await retryRead(() => getImageByShortId(sql, shortId));
       return row ? toImageDto(row, publicBase) : null;
     },
-    listTags: (q) => listTags(sql, q),
+    listTags: (q) => retryRead(() => listTags(sql, q)),
   };
 }
