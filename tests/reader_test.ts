@@ -14,7 +14,7 @@ const READER = `${ROOT}reader.ts`;
 const BUILD_DIR = `${ROOT}_build`;
 
 /**
- * The reader's permissions, exactly as docs/deployment.md gives them. `--no-prompt`: the AWS SDK
+ * The reader's permissions, exactly as the README ("Deployment") gives them. `--no-prompt`: the AWS SDK
  * tries to read ~/.aws/config (and swallows the denial); on a terminal Deno would ask instead.
  */
 const READER_FLAGS = [
