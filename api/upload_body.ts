@@ -2,8 +2,10 @@
  * Reads an upload's multipart body with bounded memory: refused up front when Content-Length
  * is over the limit, and cut off while streaming as soon as the bytes read pass it, so no
  * client can make the service buffer more than MAX_UPLOAD_BYTES (plus the form's own framing).
+ * The body is then split by lib/multipart.ts (native boundary search, the file is a view).
  */
 import { HttpError } from "./errors.ts";
+import { multipartBoundary, parseMultipart } from "../lib/multipart.ts";
 import { parseTagList, TagNameError } from "../lib/tag_names.ts";
 
 /** Room for multipart framing and the other fields, on top of the file's own limit. */
@@ -15,8 +17,6 @@ export interface UploadForm {
   tags: string[];
 }
 
-class BodyTooLarge extends Error {}
-
 /** The 413 of DESIGN.md, with the limit at the top level of the body. */
 export function tooLarge(maxBytes: number): HttpError {
   return new HttpError(413, {
@@ -26,23 +26,32 @@ export function tooLarge(maxBytes: number): HttpError {
   });
 }
 
-function limited(body: ReadableStream<Uint8Array>, limit: number): ReadableStream<Uint8Array> {
-  let seen = 0;
-  return body.pipeThrough(
-    new TransformStream({
-      transform(chunk, ctl) {
-        seen += chunk.length;
-        if (seen > limit) ctl.error(new BodyTooLarge());
-        else ctl.enqueue(chunk);
-      },
-    }),
-  );
+/** Reads the whole body, refusing it with 413 as soon as it passes `limit` bytes. */
+async function readCapped(body: ReadableStream<Uint8Array>, limit: number, maxBytes: number) {
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for await (const chunk of body) {
+    total += chunk.length;
+    if (total > limit) {
+      await body.cancel().catch(() => {});
+      throw tooLarge(maxBytes);
+    }
+    chunks.push(chunk);
+  }
+  if (chunks.length === 1) return chunks[0];
+  const all = new Uint8Array(total);
+  let at = 0;
+  for (const c of chunks) {
+    all.set(c, at);
+    at += c.length;
+  }
+  return all;
 }
 
 /** Parses `req` as an upload form; every refusal is an HttpError with DESIGN.md's status. */
 export async function readUploadForm(req: Request, maxBytes: number): Promise<UploadForm> {
-  const type = req.headers.get("content-type") ?? "";
-  if (!/^multipart\/form-data\s*;.*boundary=/i.test(type)) {
+  const boundary = multipartBoundary(req.headers.get("content-type"));
+  if (!boundary) {
     throw new HttpError(400, "Expected a multipart/form-data body with a `file` field");
   }
   const limit = maxBytes + FORM_OVERHEAD_BYTES;
@@ -50,32 +59,27 @@ export async function readUploadForm(req: Request, maxBytes: number): Promise<Up
   if (declared > limit) throw tooLarge(maxBytes);
   if (!req.body) throw new HttpError(422, "file: a file is required");
 
-  let form: FormData;
+  let parts;
   try {
-    form = await new Response(limited(req.body, limit), { headers: { "content-type": type } })
-      .formData();
+    parts = parseMultipart(await readCapped(req.body, limit, maxBytes), boundary);
   } catch (e) {
-    if (e instanceof BodyTooLarge || (e as Error)?.cause instanceof BodyTooLarge) {
-      throw tooLarge(maxBytes);
-    }
-    // Deno reports the stream error itself in some versions: look for it in the message chain.
-    if (String(e).includes("BodyTooLarge")) throw tooLarge(maxBytes);
+    if (e instanceof HttpError) throw e;
     throw new HttpError(400, "The multipart body could not be read", { cause: e });
   }
-
-  const files = form.getAll("file");
+  const files = parts.filter((p) => p.name === "file");
   if (files.length === 0) throw new HttpError(422, "file: a file is required");
   if (files.length > 1) throw new HttpError(422, "file: upload one file per request");
   const file = files[0];
-  if (!(file instanceof File)) throw new HttpError(422, "file: must be a file, not a text field");
-  if (file.size > maxBytes) throw tooLarge(maxBytes);
+  if (file.filename === null) throw new HttpError(422, "file: must be a file, not a text field");
+  if (file.data.length > maxBytes) throw tooLarge(maxBytes);
 
   let tags: string[];
   try {
-    tags = parseTagList(form.getAll("tags").map(String));
+    const decoder = new TextDecoder();
+    tags = parseTagList(parts.filter((p) => p.name === "tags").map((p) => decoder.decode(p.data)));
   } catch (e) {
     if (e instanceof TagNameError) throw new HttpError(422, `tags: ${e.message}`);
     throw e;
   }
-  return { bytes: new Uint8Array(await file.arrayBuffer()), tags };
+  return { bytes: file.data, tags };
 }

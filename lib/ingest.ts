@@ -103,9 +103,9 @@ async function createImage(
   const keys = [originalKey(shortId), thumbnailKey(shortId)];
   await scheduleDeletes(sql, keys, UPLOAD_GUARD_SECONDS);
 
-  // The worker gets its own copy: the pool may transfer (detach) the buffer it is given.
+  // The pool copies what it hands to a worker, so `bytes` stays ours for the storage put.
   const thumbJob = services.thumbnails
-    ? services.thumbnails.thumbnail(bytes.slice())
+    ? services.thumbnails.thumbnail(bytes)
     : Promise.reject(new Error("no thumbnailer"));
   const [stored, thumb] = await Promise.allSettled([
     store.put(keys[0], bytes, { contentLength: bytes.length, contentType: sniffed.type }),

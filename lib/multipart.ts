@@ -1,0 +1,82 @@
+/**
+ * A small multipart/form-data parser for uploads. The body is collected into one buffer (the
+ * caller caps its size) and the boundaries are found with Buffer#indexOf, which is native:
+ * parsing a 5 MB upload takes well under a millisecond, where the platform's formData() scans it
+ * in JavaScript on the event loop (tens of milliseconds per upload, stalling every other request).
+ * The file's bytes are a view into the body: no copy.
+ */
+import { Buffer } from "node:buffer";
+
+/** One part of the form. */
+export interface FormPart {
+  name: string;
+  filename: string | null;
+  contentType: string | null;
+  data: Uint8Array;
+}
+
+/** The body is not well-formed multipart. */
+export class MultipartError extends Error {
+  override name = "MultipartError";
+}
+
+const CRLF = Buffer.from("\r\n");
+const HEADER_END = Buffer.from("\r\n\r\n");
+const MAX_PARTS = 200;
+const MAX_HEADER_BYTES = 8 * 1024;
+
+/** The boundary of a `multipart/form-data; boundary=...` content type, or null. */
+export function multipartBoundary(contentType: string | null | undefined): string | null {
+  if (!contentType || !/^multipart\/form-data\s*;/i.test(contentType)) return null;
+  const m = /;\s*boundary=(?:"([^"]{1,70})"|([^\s;"]{1,70}))/i.exec(contentType);
+  return m ? (m[1] ?? m[2]) : null;
+}
+
+function param(header: string, key: string): string | null {
+  const m = new RegExp(`;\\s*${key}="((?:[^"\\\\]|\\\\.)*)"|;\\s*${key}=([^;\\s]+)`, "i").exec(
+    header,
+  );
+  if (!m) return null;
+  return m[1] !== undefined ? m[1].replace(/\\(.)/g, "$1") : m[2];
+}
+
+/** Splits `body` into its parts; throws MultipartError when it is not well-formed. */
+export function parseMultipart(body: Uint8Array, boundary: string): FormPart[] {
+  const buf = Buffer.from(body.buffer, body.byteOffset, body.byteLength);
+  const delimiter = Buffer.from(`--${boundary}`);
+  const next = Buffer.from(`\r\n--${boundary}`);
+  let at = buf.indexOf(delimiter);
+  if (at < 0) throw new MultipartError("no boundary found");
+  const parts: FormPart[] = [];
+  for (;;) {
+    at += delimiter.length;
+    if (buf[at] === 0x2d && buf[at + 1] === 0x2d) return parts; // closing "--"
+    if (buf.indexOf(CRLF, at) !== at) throw new MultipartError("bad boundary line");
+    const headersStart = at + 2;
+    const headersEnd = buf.indexOf(HEADER_END, headersStart);
+    if (headersEnd < 0 || headersEnd - headersStart > MAX_HEADER_BYTES) {
+      throw new MultipartError("bad part headers");
+    }
+    const end = buf.indexOf(next, headersEnd + 4);
+    if (end < 0) throw new MultipartError("unterminated part");
+    let disposition = "", contentType: string | null = null;
+    for (const line of buf.toString("utf8", headersStart, headersEnd).split("\r\n")) {
+      const colon = line.indexOf(":");
+      const key = line.slice(0, colon).trim().toLowerCase();
+      if (key === "content-disposition") disposition = line.slice(colon + 1);
+      else if (key === "content-type") contentType = line.slice(colon + 1).trim();
+    }
+    const name = param(disposition, "name");
+    if (!/^\s*form-data\s*;/i.test(disposition) || name === null) {
+      throw new MultipartError("a part has no form-data name");
+    }
+    parts.push({
+      name,
+      filename: param(disposition, "filename"),
+      contentType,
+      data: body.subarray(headersEnd + 4, end),
+    });
+    if (parts.length > MAX_PARTS) throw new MultipartError("too many parts");
+    at = end + 2;
+  }
+}

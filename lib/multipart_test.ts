@@ -1,0 +1,50 @@
+import assert from "node:assert/strict";
+import { multipartBoundary, MultipartError, parseMultipart } from "./multipart.ts";
+
+async function encode(form: FormData) {
+  const req = new Request("http://x/", { method: "POST", body: form });
+  const boundary = multipartBoundary(req.headers.get("content-type"));
+  return { body: new Uint8Array(await req.arrayBuffer()), boundary: boundary! };
+}
+
+Deno.test("parseMultipart() reads what the platform's FormData encodes, file bytes intact", async () => {
+  const bytes = new Uint8Array(100_000).map((_, i) => (i * 7919) % 251);
+  bytes.set(new TextEncoder().encode("\r\n--"), 5000); // boundary-like bytes inside the file
+  const form = new FormData();
+  form.append("tags", "cat, dog");
+  form.append("file", new File([bytes], "pic 1.png", { type: "image/png" }));
+  form.append("tags", "über");
+  const { body, boundary } = await encode(form);
+  const parts = parseMultipart(body, boundary);
+  assert.deepEqual(parts.map((p) => [p.name, p.filename]), [
+    ["tags", null],
+    ["file", "pic 1.png"],
+    ["tags", null],
+  ]);
+  assert.deepEqual(parts[1].data, bytes);
+  assert.equal(parts[1].contentType, "image/png");
+  assert.equal(new TextDecoder().decode(parts[2].data), "über");
+});
+
+Deno.test("multipartBoundary() reads plain and quoted boundaries and refuses other types", () => {
+  assert.equal(multipartBoundary("multipart/form-data; boundary=abc"), "abc");
+  assert.equal(multipartBoundary('multipart/form-data; charset=utf-8; boundary="a b"'), "a b");
+  assert.equal(multipartBoundary("multipart/form-data"), null);
+  assert.equal(multipartBoundary("application/json"), null);
+  assert.equal(multipartBoundary(null), null);
+});
+
+Deno.test("parseMultipart() refuses malformed bodies", () => {
+  const te = (s: string) => new TextEncoder().encode(s);
+  for (
+    const bad of [
+      "no boundary at all",
+      '--b\r\nContent-Disposition: form-data; name="a"\r\n\r\nunterminated',
+      "--b\r\nContent-Disposition: form-data\r\n\r\nx\r\n--b--",
+      "--bX",
+    ]
+  ) {
+    assert.throws(() => parseMultipart(te(bad), "b"), MultipartError, bad);
+  }
+  assert.deepEqual(parseMultipart(te("--b--\r\n"), "b"), []);
+});
