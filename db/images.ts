@@ -97,8 +97,12 @@ export async function listImages(
       where d.tag_id = ${driver.id}
         ${opts.beforeSeq === null ? sql`` : sql`and d.image_seq < ${opts.beforeSeq}`}
         ${
-      otherIds.length === 0 ? sql`` : sql`and (select count(*) from image_tags o
-            where o.image_id = d.image_id and o.tag_id = any(${otherIds}::bigint[])) = ${otherIds.length}`
+      otherIds.reduce(
+        (more, id) =>
+          sql`${more} and exists (select 1 from image_tags o
+                where o.image_id = d.image_id and o.tag_id = ${id})`,
+        sql``,
+      )
     }
       order by d.image_seq desc limit ${opts.limit}`;
   }
