@@ -108,7 +108,11 @@ async function createImage(
     ? services.thumbnails.thumbnail(bytes)
     : Promise.reject(new Error("no thumbnailer"));
   const [stored, thumb] = await Promise.allSettled([
-    store.put(keys[0], bytes, { contentLength: bytes.length, contentType: sniffed.type }),
+    store.put(keys[0], bytes, {
+      contentLength: bytes.length,
+      contentType: sniffed.type,
+      sha256: hash,
+    }),
     thumbJob,
   ]);
   const removeObjects = () =>

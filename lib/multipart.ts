@@ -1,11 +1,10 @@
 /**
  * A small multipart/form-data parser for uploads. The body is collected into one buffer (the
- * caller caps its size) and the boundaries are found with Buffer#indexOf, which is native:
- * parsing a 5 MB upload takes well under a millisecond, where the platform's formData() scans it
- * in JavaScript on the event loop (tens of milliseconds per upload, stalling every other request).
- * The file's bytes are a view into the body: no copy.
+ * caller caps its size) and the boundaries are found by `indexOfBytes`, which lets the native
+ * TypedArray#indexOf skip to each candidate first byte: about 4.5 ms for a 5.3 MB body, where
+ * node:buffer's indexOf (JavaScript under Deno) took 32 ms and the platform's formData() more,
+ * all of it on the event loop. The file's bytes are a view into the body: no copy.
  */
-import { Buffer } from "node:buffer";
 
 /** One part of the form. */
 export interface FormPart {
@@ -20,8 +19,9 @@ export class MultipartError extends Error {
   override name = "MultipartError";
 }
 
-const CRLF = Buffer.from("\r\n");
-const HEADER_END = Buffer.from("\r\n\r\n");
+const encoder = new TextEncoder();
+const CRLF = encoder.encode("\r\n");
+const HEADER_END = encoder.encode("\r\n\r\n");
 const MAX_PARTS = 200;
 const MAX_HEADER_BYTES = 8 * 1024;
 
@@ -40,27 +40,43 @@ function param(header: string, key: string): string | null {
   return m[1] !== undefined ? m[1].replace(/\\(.)/g, "$1") : m[2];
 }
 
+/** The first index of `needle` in `hay` at or after `from`, or -1. */
+export function indexOfBytes(hay: Uint8Array, needle: Uint8Array, from = 0): number {
+  const first = needle[0];
+  const last = needle.length - 1;
+  for (let i = hay.indexOf(first, from); i !== -1; i = hay.indexOf(first, i + 1)) {
+    if (i + last >= hay.length) return -1;
+    let j = 1;
+    while (j <= last && hay[i + j] === needle[j]) j++;
+    if (j > last) return i;
+  }
+  return -1;
+}
+
 /** Splits `body` into its parts; throws MultipartError when it is not well-formed. */
 export function parseMultipart(body: Uint8Array, boundary: string): FormPart[] {
-  const buf = Buffer.from(body.buffer, body.byteOffset, body.byteLength);
-  const delimiter = Buffer.from(`--${boundary}`);
-  const next = Buffer.from(`\r\n--${boundary}`);
-  let at = buf.indexOf(delimiter);
+  const buf = body;
+  const delimiter = encoder.encode(`--${boundary}`);
+  const next = encoder.encode(`\r\n--${boundary}`);
+  const decoder = new TextDecoder();
+  let at = indexOfBytes(buf, delimiter);
   if (at < 0) throw new MultipartError("no boundary found");
   const parts: FormPart[] = [];
   for (;;) {
     at += delimiter.length;
     if (buf[at] === 0x2d && buf[at + 1] === 0x2d) return parts; // closing "--"
-    if (buf.indexOf(CRLF, at) !== at) throw new MultipartError("bad boundary line");
+    if (buf[at] !== CRLF[0] || buf[at + 1] !== CRLF[1]) {
+      throw new MultipartError("bad boundary line");
+    }
     const headersStart = at + 2;
-    const headersEnd = buf.indexOf(HEADER_END, headersStart);
+    const headersEnd = indexOfBytes(buf, HEADER_END, headersStart);
     if (headersEnd < 0 || headersEnd - headersStart > MAX_HEADER_BYTES) {
       throw new MultipartError("bad part headers");
     }
-    const end = buf.indexOf(next, headersEnd + 4);
+    const end = indexOfBytes(buf, next, headersEnd + 4);
     if (end < 0) throw new MultipartError("unterminated part");
     let disposition = "", contentType: string | null = null;
-    for (const line of buf.toString("utf8", headersStart, headersEnd).split("\r\n")) {
+    for (const line of decoder.decode(buf.subarray(headersStart, headersEnd)).split("\r\n")) {
       const colon = line.indexOf(":");
       const key = line.slice(0, colon).trim().toLowerCase();
       if (key === "content-disposition") disposition = line.slice(colon + 1);

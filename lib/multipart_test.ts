@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { multipartBoundary, MultipartError, parseMultipart } from "./multipart.ts";
+import { indexOfBytes, multipartBoundary, MultipartError, parseMultipart } from "./multipart.ts";
 
 async function encode(form: FormData) {
   const req = new Request("http://x/", { method: "POST", body: form });
@@ -47,4 +47,13 @@ Deno.test("parseMultipart() refuses malformed bodies", () => {
     assert.throws(() => parseMultipart(te(bad), "b"), MultipartError, bad);
   }
   assert.deepEqual(parseMultipart(te("--b--\r\n"), "b"), []);
+});
+
+Deno.test("indexOfBytes() finds a pattern, including overlaps and at the very end", () => {
+  const te = (s: string) => new TextEncoder().encode(s);
+  assert.equal(indexOfBytes(te("aaab"), te("aab")), 1);
+  assert.equal(indexOfBytes(te("xx\r\n--b"), te("\r\n--b")), 2);
+  assert.equal(indexOfBytes(te("\r\n--"), te("\r\n--b")), -1);
+  assert.equal(indexOfBytes(te("abcabc"), te("abc"), 1), 3);
+  assert.equal(indexOfBytes(te(""), te("a")), -1);
 });

@@ -115,3 +115,27 @@ Deno.test("s3: an unreachable server is a StorageError", async () => {
   await assert.rejects(other.store.head("images/x"), StorageError);
   await assert.rejects(other.store.check(), StorageError);
 });
+
+Deno.test("s3: a put with a known SHA-256 signs that hash instead of hashing the body again", async () => {
+  const data = new TextEncoder().encode("known payload");
+  // Not this body's hash: the signer would compute the right one itself, so only a value passed
+  // through can arrive here (s3rver does not check payload hashes; real S3 would refuse this).
+  const sha256 = "ab".repeat(32);
+  const sent: string[] = [];
+  s3.store.client.middlewareStack.add((next) => (args) => {
+    const headers = (args.request as { headers: Record<string, string> }).headers;
+    sent.push(headers["x-amz-content-sha256"]);
+    return next(args);
+  }, { step: "finalizeRequest", name: "spyPayloadHash", priority: "low" });
+  try {
+    await s3.store.put("images/known", data, {
+      contentLength: data.length,
+      contentType: "image/png",
+      sha256,
+    });
+    assert.deepEqual(sent, [sha256]);
+    assert.deepEqual(await readAll((await s3.store.get("images/known"))!.body), data);
+  } finally {
+    s3.store.client.middlewareStack.remove("spyPayloadHash");
+  }
+});

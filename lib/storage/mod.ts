@@ -26,6 +26,8 @@ export interface ObjectBody extends ObjectInfo {
 export interface PutOptions {
   contentLength: number;
   contentType: string;
+  /** SHA-256 of the body, hex, when the caller already has it (S3 then need not hash it). */
+  sha256?: string;
 }
 
 /** An S3-like object store. */

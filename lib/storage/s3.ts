@@ -82,16 +82,24 @@ export class S3Store implements ObjectStore {
   }
 
   async put(key: string, body: ReadableStream<Uint8Array> | Uint8Array, opts: PutOptions) {
-    await this.call("put", () =>
-      this.client.send(
-        new PutObjectCommand({
-          Bucket: this.bucket,
-          Key: key,
-          Body: body,
-          ContentLength: opts.contentLength,
-          ContentType: opts.contentType,
-        }),
-      ));
+    const command = new PutObjectCommand({
+      Bucket: this.bucket,
+      Key: key,
+      Body: body,
+      ContentLength: opts.contentLength,
+      ContentType: opts.contentType,
+    });
+    if (opts.sha256) {
+      // SigV4 signs the payload's SHA-256; given a byte body the signer computes it itself,
+      // synchronously on the event loop (milliseconds per megabyte). The upload already has it.
+      const sha256 = opts.sha256;
+      command.middlewareStack.add((next) => (args) => {
+        (args.request as { headers: Record<string, string> }).headers["x-amz-content-sha256"] =
+          sha256;
+        return next(args);
+      }, { step: "build", name: "knownPayloadHash" });
+    }
+    await this.call("put", () => this.client.send(command));
   }
 
   get(key: string, range?: ByteRange): Promise<ObjectBody | null> {
