@@ -4,10 +4,18 @@ import type { Services } from "../lib/services.ts";
 import type { AppEnv } from "./env.ts";
 
 const CHECK_TIMEOUT_MS = 2000;
+/** How long a request waits for a running check before it takes the last result instead. */
+const QUICK_MS = 10;
+/** The oldest last result a request may be given; past this it waits for the live check. */
+const STALE_MS = 5000;
 
-async function withTimeout(
-  fn: (signal: AbortSignal) => Promise<unknown>,
-): Promise<"ok" | "unavailable"> {
+type Status = "ok" | "unavailable";
+interface Checks {
+  database: Status;
+  storage: Status;
+}
+
+async function withTimeout(fn: (signal: AbortSignal) => Promise<unknown>): Promise<Status> {
   const ctl = new AbortController();
   let timer: ReturnType<typeof setTimeout> | undefined;
   try {
@@ -23,6 +31,46 @@ async function withTimeout(
   } finally {
     clearTimeout(timer);
     ctl.abort();
+  }
+}
+
+/**
+ * The dependency checks, run single-flight: concurrent health requests share one check, so
+ * probes never pile up on a slow database or storage. A request waits at most QUICK_MS for a
+ * running check and otherwise gets the last result (at most STALE_MS old): under load, health
+ * answers at the speed of the service, not of its slowest dependency, while a dependency that
+ * fails fast (refused, unreachable) still shows at once.
+ */
+export class HealthChecks {
+  #last: { checks: Checks; at: number } | undefined;
+  #running: Promise<Checks> | undefined;
+
+  constructor(private readonly services: Pick<Services, "sql" | "store">) {}
+
+  async #run(): Promise<Checks> {
+    const [database, storage] = await Promise.all([
+      withTimeout(() => this.services.sql`select 1`.execute()),
+      withTimeout((signal) => this.services.store.check(signal)),
+    ]);
+    const checks = { database, storage };
+    this.#last = { checks, at: Date.now() };
+    return checks;
+  }
+
+  /** The current checks, live when they answer quickly. */
+  async current(): Promise<Checks> {
+    const live = this.#running ??= this.#run().finally(() => this.#running = undefined);
+    const last = this.#last;
+    if (!last || Date.now() - last.at > STALE_MS) return await live;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const quick = new Promise<undefined>((r) => {
+      timer = setTimeout(() => r(undefined), QUICK_MS);
+    });
+    try {
+      return (await Promise.race([live, quick])) ?? last.checks;
+    } finally {
+      clearTimeout(timer);
+    }
   }
 }
 
@@ -50,11 +98,9 @@ const route = createRoute({
 
 /** The health route. */
 export function healthRoutes(services: Pick<Services, "sql" | "store" | "log">) {
+  const checks = new HealthChecks(services);
   return new OpenAPIHono<AppEnv>().openapi(route, async (c) => {
-    const [database, storage] = await Promise.all([
-      withTimeout(() => services.sql`select 1`.execute()),
-      withTimeout((signal) => services.store.check(signal)),
-    ]);
+    const { database, storage } = await checks.current();
     const ok = database === "ok" && storage === "ok";
     c.header("Cache-Control", "no-store");
     return c.json(
