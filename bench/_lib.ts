@@ -1,0 +1,602 @@
+/**
+ * Shared pieces of the benchmarks: child processes (the service under test, s3rver), a bounded
+ * load generator with percentiles, benchmark databases, generated images and the result format.
+ *
+ * Every benchmark runs the service in its own process (`bench/serve.ts`) and drives it from the
+ * bench process over loopback only, so the load generator never shares an event loop with it.
+ *
+ * @module
+ */
+import postgres from "postgres";
+import sharp from "sharp";
+
+/** Where benchmark results (JSON, one per benchmark) are written by `bench/run.ts`. */
+export const RESULTS_DIR = new URL("./results/", import.meta.url);
+/** The repository root. */
+export const ROOT = new URL("../", import.meta.url);
+
+// ---------------------------------------------------------------------------------------------
+// Results
+
+/** One measured line of a benchmark. */
+export interface Row {
+  /** What was measured, with its load (concurrency, size, count). */
+  metric: string;
+  /** The figure, already formatted with its unit. */
+  value: string;
+  /** The baseline measured in the same run, formatted, or "-". */
+  baseline: string;
+  /** value / baseline (or the ratio the target talks about), formatted, or "-". */
+  ratio: string;
+  /** The target in words, or "-". */
+  target: string;
+  /** Whether the target was met; null when there is none. */
+  met: boolean | null;
+}
+
+/** What one benchmark reports. */
+export interface BenchResult {
+  id: string;
+  title: string;
+  rows: Row[];
+  notes: string[];
+  seconds: number;
+}
+
+/** Formats milliseconds. */
+export const ms = (v: number) =>
+  `${v < 10 ? v.toFixed(2) : v < 100 ? v.toFixed(1) : v.toFixed(0)} ms`;
+/** Formats a ratio. */
+export const x = (v: number) => `${v.toFixed(2)}x`;
+/** Formats a rate. */
+export const perS = (v: number, unit = "req/s") => `${v.toFixed(v < 10 ? 2 : 0)} ${unit}`;
+
+/** Prints `result` as a Markdown table and, when `--json <file>` is given, writes it there. */
+export async function report(result: BenchResult): Promise<void> {
+  console.log(`\n## ${result.id} ${result.title}\n`);
+  console.log(markdownRows(result.rows));
+  for (const n of result.notes) console.log(`- ${n}`);
+  const i = Deno.args.indexOf("--json");
+  if (i >= 0 && Deno.args[i + 1]) {
+    await Deno.writeTextFile(Deno.args[i + 1], JSON.stringify(result, null, 2));
+  }
+}
+
+/** The rows of a result as a Markdown table. */
+export function markdownRows(rows: Row[]): string {
+  const head = "| metric | value | baseline | ratio | target | met |\n|---|---|---|---|---|---|";
+  const body = rows.map((r) =>
+    `| ${r.metric} | ${r.value} | ${r.baseline} | ${r.ratio} | ${r.target} | ${
+      r.met === null ? "-" : r.met ? "yes" : "**NO**"
+    } |`
+  );
+  return [head, ...body].join("\n");
+}
+
+/** Runs `fn` as a benchmark main: timing, report, and a clean exit (children are killed). */
+export async function benchMain(
+  id: string,
+  title: string,
+  fn: (notes: string[]) => Promise<Row[]>,
+): Promise<void> {
+  const started = performance.now();
+  const notes: string[] = [];
+  let rows: Row[] = [];
+  try {
+    rows = await fn(notes);
+  } catch (e) {
+    notes.push(`FAILED: ${(e as Error)?.stack ?? e}`);
+    console.error(e);
+  } finally {
+    await stopAllChildren();
+  }
+  const seconds = (performance.now() - started) / 1000;
+  await report({ id, title, rows, notes, seconds });
+  Deno.exit(0);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Statistics and load
+
+/** The `p`-th percentile (0-100) of `values` (nearest rank). */
+export function percentile(values: number[], p: number): number {
+  if (values.length === 0) return NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  const rank = Math.ceil((p / 100) * sorted.length);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, rank - 1))];
+}
+
+/** The median of `values`. */
+export const median = (values: number[]) => percentile(values, 50);
+
+/** What a load run measured. */
+export interface LoadResult {
+  requests: number;
+  errors: number;
+  elapsedMs: number;
+  rps: number;
+  p50: number;
+  p99: number;
+  max: number;
+  latencies: number[];
+  firstError?: string;
+}
+
+/** Options of `load()`: N loops, each bounded by count and time. */
+export interface LoadOptions {
+  concurrency: number;
+  /** Stop starting requests after this long. */
+  durationMs: number;
+  /** Stop after this many requests in all (default: unbounded within the duration). */
+  maxRequests?: number;
+  /** Requests not timed (per loop) before measuring starts. */
+  warmup?: number;
+  /** Stop early when this resolves (e.g. the background work being measured is over). */
+  until?: Promise<unknown>;
+}
+
+/**
+ * Runs `concurrency` loops of `request(i)`, each awaiting the previous one; a request counts as
+ * an error when it throws or `ok(res)` is false. Bodies are consumed fully.
+ */
+export async function load(
+  opts: LoadOptions,
+  request: (i: number) => Promise<Response>,
+  ok: (res: Response) => boolean = (res) => res.ok,
+): Promise<LoadResult> {
+  const latencies: number[] = [];
+  let errors = 0;
+  let firstError: string | undefined;
+  let next = 0;
+  let stop = false;
+  opts.until?.then(() => (stop = true), () => (stop = true));
+  const one = async (i: number) => {
+    const t0 = performance.now();
+    try {
+      const res = await request(i);
+      await res.arrayBuffer();
+      if (!ok(res)) {
+        errors++;
+        firstError ??= `HTTP ${res.status}`;
+      }
+    } catch (e) {
+      errors++;
+      firstError ??= String(e);
+    }
+    return performance.now() - t0;
+  };
+  await Promise.all(
+    Array.from({ length: opts.concurrency }, async () => {
+      for (let w = 0; w < (opts.warmup ?? 0); w++) await one(-1);
+    }),
+  );
+  const started = performance.now();
+  const deadline = started + opts.durationMs;
+  const max = opts.maxRequests ?? Infinity;
+  await Promise.all(
+    Array.from({ length: opts.concurrency }, async () => {
+      while (!stop && performance.now() < deadline && next < max) {
+        latencies.push(await one(next++));
+      }
+    }),
+  );
+  const elapsedMs = performance.now() - started;
+  return {
+    requests: latencies.length,
+    errors,
+    elapsedMs,
+    rps: latencies.length / (elapsedMs / 1000),
+    p50: percentile(latencies, 50),
+    p99: percentile(latencies, 99),
+    max: Math.max(...latencies),
+    latencies,
+    firstError,
+  };
+}
+
+/** Times `fn` `n` times (bounded by `maxMs`, at least once); returns every duration in ms. */
+export async function timeRuns(
+  n: number,
+  maxMs: number,
+  fn: (i: number) => Promise<unknown>,
+): Promise<number[]> {
+  const out: number[] = [];
+  const deadline = performance.now() + maxMs;
+  for (let i = 0; i < n && (i === 0 || performance.now() < deadline); i++) {
+    const t0 = performance.now();
+    await fn(i);
+    out.push(performance.now() - t0);
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Child processes
+
+interface Child {
+  process: Deno.ChildProcess;
+  name: string;
+}
+
+const children = new Set<Child>();
+
+/** Temporary folders of services started here, removed when they stop. */
+const tempDirs = new Set<string>();
+
+/** Kills every child started through this module (SIGTERM, then SIGKILL after 5 s). */
+export async function stopAllChildren(): Promise<void> {
+  await Promise.all([...children].map((c) => stopChild(c)));
+  for (const dir of tempDirs) await Deno.remove(dir, { recursive: true }).catch(() => {});
+  tempDirs.clear();
+}
+
+async function stopChild(c: Child): Promise<void> {
+  if (!children.has(c)) return;
+  children.delete(c);
+  try {
+    c.process.kill("SIGTERM");
+  } catch { /* already gone */ }
+  const killer = setTimeout(() => {
+    try {
+      c.process.kill("SIGKILL");
+    } catch { /* already gone */ }
+  }, 5000);
+  await c.process.status.catch(() => {});
+  clearTimeout(killer);
+}
+
+/** A child process that printed one JSON line on stdout when ready. */
+export interface ReadyChild<T> {
+  pid: number;
+  info: T;
+  stop(): Promise<void>;
+}
+
+/**
+ * Spawns `deno run -A <script>` with `env`, waits (up to `timeoutMs`) for its first stdout line
+ * and parses it as JSON. stderr goes to ours; later stdout lines are drained.
+ */
+export async function spawnReady<T>(
+  script: string,
+  env: Record<string, string>,
+  timeoutMs = 60_000,
+  denoFlags: string[] = [],
+): Promise<ReadyChild<T>> {
+  const process = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", "--no-lock", ...denoFlags, new URL(script, ROOT).pathname],
+    env,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "inherit",
+    cwd: ROOT.pathname,
+  }).spawn();
+  const child: Child = { process, name: script };
+  children.add(child);
+  const reader = process.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  let buffered = "";
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const first = new Promise<string>((resolve, reject) => {
+    timer = setTimeout(
+      () => reject(new Error(`${script} not ready in ${timeoutMs} ms`)),
+      timeoutMs,
+    );
+    (async () => {
+      while (true) {
+        const { value, done } = await reader.read();
+        if (done) return reject(new Error(`${script} exited before it was ready`));
+        buffered += value;
+        // The first line that is a JSON object (V8 tracing flags may print before it).
+        for (let nl = buffered.indexOf("\n"); nl >= 0; nl = buffered.indexOf("\n")) {
+          const line = buffered.slice(0, nl);
+          buffered = buffered.slice(nl + 1);
+          if (line.startsWith("{")) return resolve(line);
+          console.error(`[${script}] ${line}`);
+        }
+      }
+    })().catch(reject);
+  });
+  let line: string;
+  try {
+    line = await first;
+  } catch (e) {
+    await stopChild(child);
+    throw e;
+  } finally {
+    clearTimeout(timer);
+  }
+  // Keep draining so the child never blocks on a full pipe; what it prints goes to stderr.
+  (async () => {
+    const out = new TextEncoder();
+    if (buffered) await Deno.stderr.write(out.encode(buffered));
+    for (let r = await reader.read(); !r.done; r = await reader.read()) {
+      await Deno.stderr.write(out.encode(r.value));
+    }
+  })().catch(() => {});
+  return { pid: process.pid, info: JSON.parse(line) as T, stop: () => stopChild(child) };
+}
+
+/** Resident memory of a process in KiB (VmRSS) and its peak (VmHWM), from /proc. */
+export async function memoryKb(pid: number): Promise<{ rss: number; hwm: number }> {
+  const text = await Deno.readTextFile(`/proc/${pid}/status`);
+  const field = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+)`, "m").exec(text)?.[1]);
+  return { rss: field("VmRSS"), hwm: field("VmHWM") };
+}
+
+/** CPU time (user + system) a process has used so far, in ms (from /proc/<pid>/stat). */
+export async function cpuMs(pid: number): Promise<number> {
+  const stat = await Deno.readTextFile(`/proc/${pid}/stat`);
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  // utime and stime are fields 14 and 15 of the whole line, in clock ticks (100 per second).
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+/** s3rver in its own process. */
+export interface S3Process {
+  endpoint: string;
+  port: number;
+  bucket: string;
+  pid: number;
+  stop(): Promise<void>;
+}
+
+/** Starts s3rver (`bench/s3_server.ts`) in a child process on a loopback port. */
+export async function startS3Process(): Promise<S3Process> {
+  const child = await spawnReady<{ port: number; bucket: string; dir: string }>(
+    "bench/s3_server.ts",
+    {},
+  );
+  const { port, bucket, dir } = child.info;
+  tempDirs.add(dir);
+  const stop = async () => {
+    await child.stop();
+    await Deno.remove(dir, { recursive: true }).catch(() => {});
+    tempDirs.delete(dir);
+  };
+  return { endpoint: `http://127.0.0.1:${port}`, port, bucket, pid: child.pid, stop };
+}
+
+/** The bench admin's password and token secret. */
+export const BENCH_PASSWORD = "bench password that nobody uses";
+export const BENCH_SECRET = "bench-secret-that-is-at-least-32-bytes-long!!";
+
+/** The service under test in a child process. */
+export interface ServiceProcess {
+  base: string;
+  pid: number;
+  /** Its thumbnail workers (THUMBNAIL_WORKERS). */
+  workers: number;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts `bench/serve.ts` on `databaseUrl`, with s3rver when given, else the filesystem store
+ * under a temporary DATA_DIR. `env` adds or overrides configuration.
+ */
+export async function startService(
+  databaseUrl: string,
+  s3: S3Process | null,
+  env: Record<string, string> = {},
+): Promise<ServiceProcess> {
+  const dataDir = await Deno.makeTempDir({ prefix: "bench-data-" });
+  tempDirs.add(dataDir);
+  // BENCH_SERVE_FLAGS: extra deno flags for the service (diagnostics, e.g. V8 GC tracing).
+  const flags = Deno.env.get("BENCH_SERVE_FLAGS")?.split(" ").filter(Boolean) ?? [];
+  const child = await spawnReady<{ port: number; workers: number }>(
+    "bench/serve.ts",
+    {
+      DATABASE_URL: databaseUrl,
+      DATA_DIR: dataDir,
+      ADMIN_USERNAME: "admin",
+      ADMIN_PASSWORD: BENCH_PASSWORD,
+      JWT_SECRET: BENCH_SECRET,
+      LOG_LEVEL: "warn",
+      HOST: "127.0.0.1",
+      PORT: "0",
+      ...(s3
+        ? {
+          S3_BUCKET: s3.bucket,
+          S3_ENDPOINT: s3.endpoint,
+          S3_ACCESS_KEY_ID: "S3RVER",
+          S3_SECRET_ACCESS_KEY: "S3RVER",
+        }
+        : {}),
+      ...env,
+    },
+    60_000,
+    flags,
+  );
+  return {
+    base: `http://127.0.0.1:${child.info.port}`,
+    pid: child.pid,
+    workers: child.info.workers,
+    stop: async () => {
+      await child.stop();
+      await Deno.remove(dataDir, { recursive: true }).catch(() => {});
+      tempDirs.delete(dataDir);
+    },
+  };
+}
+
+/** Signs in as the bench admin; returns the Authorization header. */
+export async function signIn(base: string): Promise<Record<string, string>> {
+  const res = await fetch(`${base}/api/v1/auth/token`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ username: "admin", password: BENCH_PASSWORD }),
+  });
+  if (res.status !== 200) throw new Error(`sign-in failed: ${res.status} ${await res.text()}`);
+  const { access_token } = await res.json();
+  return { authorization: `Bearer ${access_token}` };
+}
+
+/** POSTs one upload; resolves with the response (body not read). */
+export function upload(
+  base: string,
+  auth: Record<string, string>,
+  bytes: Uint8Array,
+  tags: string[] = [],
+): Promise<Response> {
+  const { body, contentType } = multipartBody(bytes, tags);
+  return fetch(`${base}/api/v1/images`, {
+    method: "POST",
+    headers: { ...auth, "content-type": contentType },
+    body,
+  });
+}
+
+/**
+ * An upload form encoded by hand into one buffer (one copy of the file), so the client spends
+ * as little as possible on it: what a browser sends for `<input type=file>` plus tags.
+ */
+export function multipartBody(bytes: Uint8Array, tags: string[] = []) {
+  const boundary = `----bench${randomHex()}${randomHex()}`;
+  const enc = new TextEncoder();
+  const head = enc.encode(
+    tags.map((t) => `--${boundary}\r\nContent-Disposition: form-data; name="tags"\r\n\r\n${t}\r\n`)
+      .join("") +
+      `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="upload.jpg"\r\n` +
+      `Content-Type: image/jpeg\r\n\r\n`,
+  );
+  const tail = enc.encode(`\r\n--${boundary}--\r\n`);
+  const body = new Uint8Array(head.length + bytes.length + tail.length);
+  body.set(head, 0);
+  body.set(bytes, head.length);
+  body.set(tail, head.length + bytes.length);
+  return { body, contentType: `multipart/form-data; boundary=${boundary}` };
+}
+
+/**
+ * Watches this process's event loop with a 1 ms timer; `stop()` returns the longest gap seen
+ * (ms). A stall here would be the load generator's, not the service's.
+ */
+export function watchEventLoop(): { stop(): number } {
+  let gap = 0;
+  let last = performance.now();
+  const timer = setInterval(() => {
+    const now = performance.now();
+    gap = Math.max(gap, now - last);
+    last = now;
+  }, 1);
+  return {
+    stop: () => {
+      clearInterval(timer);
+      // A loop blocked until now never ran the timer: count that stretch too.
+      return Math.max(gap, performance.now() - last);
+    },
+  };
+}
+
+/** An upload that must create a new image (201); returns its short ID. */
+export async function uploadNew(
+  base: string,
+  auth: Record<string, string>,
+  bytes: Uint8Array,
+  tags: string[] = [],
+): Promise<string> {
+  const res = await upload(base, auth, bytes, tags);
+  const body = await res.json();
+  if (res.status !== 201) throw new Error(`upload: ${res.status} ${JSON.stringify(body)}`);
+  return body.short_id;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Databases
+
+/** The PostgreSQL server of the benchmarks. */
+export function serverUrl(): string {
+  return Deno.env.get("BENCH_DATABASE_URL") ?? "postgres://postgres@127.0.0.1:5432/postgres";
+}
+
+/** The URL of database `name` on the bench server. */
+export function databaseUrl(name: string): string {
+  const u = new URL(serverUrl());
+  u.pathname = `/${name}`;
+  return u.toString();
+}
+
+/** Runs `fn` on an admin connection to the server's default database. */
+export async function withAdmin<T>(fn: (sql: postgres.Sql) => Promise<T>): Promise<T> {
+  const admin = postgres(serverUrl(), { max: 1, onnotice: () => {} });
+  try {
+    return await fn(admin);
+  } finally {
+    await admin.end({ timeout: 2 });
+  }
+}
+
+/** A fresh, empty database `bench_<random>`; `drop()` removes it. */
+export async function freshDatabase(): Promise<
+  { name: string; url: string; drop(): Promise<void> }
+> {
+  const name = `bench_${crypto.randomUUID().replaceAll("-", "").slice(0, 12)}`;
+  await withAdmin((sql) => sql.unsafe(`create database ${name}`));
+  return {
+    name,
+    url: databaseUrl(name),
+    drop: async () => {
+      await withAdmin((sql) => sql.unsafe(`drop database if exists ${name} with (force)`));
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Images
+
+/**
+ * A realistic-looking photo-like image: smooth colour gradients plus per-pixel noise (so it
+ * compresses like a photo, not like a solid colour), different for every `seed`.
+ */
+export function photoPixels(width: number, height: number, seed: number): Uint8Array {
+  const px = new Uint8Array(width * height * 3);
+  let s = (seed * 2654435761) >>> 0 || 1;
+  const rand = () => {
+    s ^= s << 13;
+    s >>>= 0;
+    s ^= s >>> 17;
+    s ^= s << 5;
+    s >>>= 0;
+    return s & 0xff;
+  };
+  const fx = 0.5 + (seed % 7) * 0.1;
+  for (let y = 0; y < height; y++) {
+    const gy = y / height;
+    for (let x = 0; x < width; x++) {
+      const gx = x / width;
+      const i = (y * width + x) * 3;
+      const n = (rand() & 63) - 32;
+      const wave = 40 * Math.sin((gx * fx + gy) * 12);
+      px[i] = clamp(255 * gx + n + wave);
+      px[i + 1] = clamp(255 * gy + n - wave);
+      px[i + 2] = clamp(128 + 100 * Math.sin((gx - gy) * 8 + seed) + n);
+    }
+  }
+  return px;
+}
+
+const clamp = (v: number) => (v < 0 ? 0 : v > 255 ? 255 : v);
+
+/** A photo-like JPEG of `width`x`height` (quality 90), different for every `seed`. */
+export async function photoJpeg(width: number, height: number, seed: number): Promise<Uint8Array> {
+  const raw = photoPixels(width, height, seed);
+  const out = await sharp(raw, { raw: { width, height, channels: 3 } }).jpeg({ quality: 90 })
+    .toBuffer();
+  return new Uint8Array(out);
+}
+
+/**
+ * The same JPEG with a COM segment (`tag`) right after SOI: a valid JPEG with other bytes (and
+ * so another content hash) but the same pixels, without re-encoding 12 megapixels.
+ */
+export function withComment(jpeg: Uint8Array, tag: string): Uint8Array {
+  const text = new TextEncoder().encode(tag);
+  const len = text.length + 2;
+  const out = new Uint8Array(jpeg.length + 4 + text.length);
+  out.set(jpeg.subarray(0, 2), 0);
+  out.set([0xff, 0xfe, len >> 8, len & 0xff], 2);
+  out.set(text, 6);
+  out.set(jpeg.subarray(2), 6 + text.length);
+  return out;
+}
+
+/** Bytes of a short random hex string, for distinct names. */
+export const randomHex = () => crypto.randomUUID().replaceAll("-", "").slice(0, 12);

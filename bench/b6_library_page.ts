@@ -1,0 +1,78 @@
+/**
+ * B6: requests per second of the server-rendered library page `/` showing 50 images, against
+ * the JSON of the same 50 images (`/api/v1/images?limit=50`), concurrency 8, alternating rounds.
+ */
+import sharp from "sharp";
+import {
+  benchMain,
+  freshDatabase,
+  load,
+  perS,
+  photoPixels,
+  signIn,
+  startService,
+  uploadNew,
+  x,
+} from "./_lib.ts";
+
+if (import.meta.main) {
+  await benchMain("B6", "library page vs the JSON of the same 50 images", async (notes) => {
+    const db = await freshDatabase();
+    try {
+      const svc = await startService(db.url, null); // filesystem store: only reads are measured
+      const auth = await signIn(svc.base);
+      for (let i = 0; i < 50; i++) {
+        const jpeg = new Uint8Array(
+          await sharp(photoPixels(320, 240, 100 + i), {
+            raw: { width: 320, height: 240, channels: 3 },
+          })
+            .jpeg().toBuffer(),
+        );
+        await uploadNew(svc.base, auth, jpeg, [`tag${i % 7}`, `group${i % 3}`, "bench"]);
+      }
+      const page = () => fetch(`${svc.base}/`);
+      const api = () => fetch(`${svc.base}/api/v1/images?limit=50`);
+      const html = await (await page()).text();
+      const json = await (await api()).json();
+      if (json.items.length !== 50) throw new Error(`API returned ${json.items.length} items`);
+      const shown = json.items.filter((i: { short_id: string }) =>
+        html.includes(i.short_id)
+      ).length;
+      const totals = { page: { n: 0, ms: 0, err: 0 }, api: { n: 0, ms: 0, err: 0 } };
+      let p99 = { page: 0, api: 0 };
+      for (let round = 0; round < 2; round++) {
+        for (const side of round === 0 ? ["page", "api"] as const : ["api", "page"] as const) {
+          const r = await load(
+            { concurrency: 8, durationMs: 4000, maxRequests: 50_000, warmup: 3 },
+            side === "page" ? page : api,
+          );
+          totals[side].n += r.requests;
+          totals[side].ms += r.elapsedMs;
+          totals[side].err += r.errors;
+          p99 = { ...p99, [side]: Math.max(p99[side], r.p99) };
+        }
+      }
+      const pageRps = totals.page.n / (totals.page.ms / 1000);
+      const apiRps = totals.api.n / (totals.api.ms / 1000);
+      notes.push(
+        `page ${
+          (html.length / 1024).toFixed(0)
+        } KiB of HTML showing ${shown}/50 of the images; JSON ${
+          (JSON.stringify(json).length / 1024).toFixed(0)
+        } KiB; errors ${totals.page.err}/${totals.api.err}; worst-round p99 page ${
+          p99.page.toFixed(1)
+        } ms, API ${p99.api.toFixed(1)} ms`,
+      );
+      return [{
+        metric: "GET / (50 images), concurrency 8",
+        value: perS(pageRps),
+        baseline: `/api/v1/images?limit=50 ${perS(apiRps)}`,
+        ratio: x(pageRps / apiRps),
+        target: ">= 0.5x",
+        met: pageRps / apiRps >= 0.5,
+      }];
+    } finally {
+      await db.drop();
+    }
+  });
+}

@@ -1,0 +1,34 @@
+/**
+ * The service under benchmark, in its own process: built from the environment exactly as
+ * main.ts builds it (config, resources, migrations, thumbnail pool, app), served with
+ * Deno.serve on HOST:PORT (PORT=0 picks a free port). Prints `{"port": n}` on stdout once
+ * listening; SIGTERM stops it.
+ */
+import { createApp } from "../app.ts";
+import { migrate } from "../db/migrate.ts";
+import { loadConfig } from "../lib/config.ts";
+import { Logger } from "../lib/log.ts";
+import { openResources } from "../lib/resources.ts";
+import { ThumbnailPool } from "../lib/thumbnails/pool.ts";
+
+const log = new Logger(loadConfig().LOG_LEVEL);
+const resources = await openResources(loadConfig(), log);
+const { config, sql, store } = resources;
+await migrate(sql, store);
+const thumbnails = await ThumbnailPool.start({
+  size: config.THUMBNAIL_WORKERS,
+  maxPixels: config.MAX_IMAGE_PIXELS,
+});
+const app = createApp({ config, sql, store, log, thumbnails });
+const server = Deno.serve({
+  port: config.PORT,
+  hostname: config.HOST,
+  onListen: ({ port }) => console.log(JSON.stringify({ port, workers: config.THUMBNAIL_WORKERS })),
+}, app.fetch);
+
+Deno.addSignalListener("SIGTERM", async () => {
+  await Promise.race([server.shutdown(), new Promise((r) => setTimeout(r, 2000))]);
+  thumbnails.close();
+  await resources.close();
+  Deno.exit(0);
+});
