@@ -5,8 +5,8 @@
  */
 import { createApp, DEFAULT_ASSETS_DIR } from "./app.ts";
 import { migrate } from "./db/migrate.ts";
-import { ConfigError, loadConfig } from "./lib/config.ts";
-import { DataDirLockedError } from "./lib/embedded.ts";
+import { loadConfig } from "./lib/config.ts";
+import { orExit } from "./lib/startup.ts";
 import { Logger } from "./lib/log.ts";
 import { openResources } from "./lib/resources.ts";
 import { ThumbnailPool } from "./lib/thumbnails/pool.ts";
@@ -16,28 +16,11 @@ import { serveUntilSignal } from "./lib/serve.ts";
 const SHUTDOWN_GRACE_MS = 25_000;
 
 async function main() {
-  let config;
-  try {
-    config = loadConfig();
-  } catch (e) {
-    if (e instanceof ConfigError) {
-      console.error(e.message);
-      Deno.exit(1);
-    }
-    throw e;
-  }
-  const log = new Logger(config.LOG_LEVEL);
-  let resources;
-  try {
-    resources = await openResources(config, log);
-  } catch (e) {
-    if (e instanceof DataDirLockedError) {
-      console.error(e.message);
-      Deno.exit(1);
-    }
-    throw e;
-  }
-  config = resources.config;
+  const given = await orExit(() => loadConfig());
+  const log = new Logger(given.LOG_LEVEL);
+  // The embedded default fills in its database URL and generated credentials.
+  const resources = await orExit(() => openResources(given, log));
+  const config = resources.config;
   const { sql, store } = resources;
   await migrate(sql, store, { log: (msg, f) => log.info(msg, f) });
 

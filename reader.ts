@@ -21,6 +21,7 @@ import { type Config, ConfigError, loadConfig } from "./lib/config.ts";
 import { Logger } from "./lib/log.ts";
 import type { Services } from "./lib/services.ts";
 import { s3Settings, S3Store } from "./lib/storage/s3.ts";
+import { orExit } from "./lib/startup.ts";
 import { serveUntilSignal } from "./lib/serve.ts";
 import { createPagesApp } from "./routes/mod.ts";
 
@@ -55,17 +56,8 @@ export function createReaderApp(services: Services, assetsDir = READER_ASSETS_DI
   });
 }
 
-function main() {
-  let config: Config;
-  try {
-    config = loadReaderConfig(Deno.env.toObject());
-  } catch (e) {
-    if (e instanceof ConfigError) {
-      console.error(e.message);
-      Deno.exit(1);
-    }
-    throw e;
-  }
+async function main() {
+  const config = await orExit(() => loadReaderConfig(Deno.env.toObject()));
   const log = new Logger(config.LOG_LEVEL);
   const sql = createSql(config.DATABASE_URL!);
   const store = new S3Store(s3Settings(config));
@@ -84,4 +76,4 @@ function main() {
   });
 }
 
-if (import.meta.main) main();
+if (import.meta.main) await main();

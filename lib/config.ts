@@ -4,12 +4,13 @@
  */
 import { z } from "zod";
 import { parseCidrList } from "./ip.ts";
+import { StartupError } from "./startup.ts";
 
 /** The parsed, typed configuration of one service instance. */
 export type Config = z.infer<typeof schema>;
 
 /** Raised when a variable has a bad value; the message names the variable. */
-export class ConfigError extends Error {
+export class ConfigError extends StartupError {
   override name = "ConfigError";
 }
 

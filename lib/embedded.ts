@@ -5,6 +5,7 @@
  */
 import { join, resolve } from "node:path";
 import { encodeBase64Url } from "./base64.ts";
+import { StartupError } from "./startup.ts";
 
 /** A running embedded PostgreSQL. */
 export interface EmbeddedDatabase {
@@ -13,7 +14,7 @@ export interface EmbeddedDatabase {
 }
 
 /** Another process already uses this DATA_DIR. */
-export class DataDirLockedError extends Error {
+export class DataDirLockedError extends StartupError {
   override name = "DataDirLockedError";
 }
 
