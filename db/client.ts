@@ -35,21 +35,17 @@ const UNAVAILABLE_CODES = new Set([
   "CONNECTION_CLOSED",
   "CONNECTION_ENDED",
   "CONNECTION_DESTROYED",
-  "57P01", // admin_shutdown: pg_terminate_backend
-  "57P02", // crash_shutdown
-  "57P03", // cannot_connect_now
-  "53300", // too_many_connections
-  "08000",
-  "08003",
-  "08006",
 ]);
 
 /** True when `e` says the database could not be reached (the API answers 503). */
 export function isDatabaseUnavailable(e: unknown): boolean {
+  // From the server: connection exceptions (08), operator intervention such as
+  // pg_terminate_backend (57), too many connections (53300).
+  if (e instanceof postgres.PostgresError) return /^(08|57|53300$)/.test(e.code);
+  // From the driver or the socket: its own codes, or a plain connection error.
   const code = (e as { code?: string })?.code;
   if (code && UNAVAILABLE_CODES.has(code)) return true;
-  return e instanceof Error && /connect|terminat|ECONN/i.test(e.message) &&
-    !(e instanceof postgres.PostgresError && !code?.startsWith("57") && !code?.startsWith("08"));
+  return e instanceof Error && /connect|terminat|ECONN/i.test(e.message);
 }
 
 /**

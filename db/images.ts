@@ -3,21 +3,16 @@
  * writes run in one transaction; tag counts follow from the image_tags triggers.
  */
 import type postgres from "postgres";
+import type { ImageDto } from "../lib/types.ts";
 import type { Sql } from "./client.ts";
 import { transaction } from "./client.ts";
 import { ensureTags, findTags } from "./tags.ts";
 
-/** An image row as the service uses it (the UUID stays inside). */
-export interface ImageRow {
+/** An image row: the API's fields it stores, plus the UUID and keyset position kept inside. */
+export interface ImageRow
+  extends Omit<ImageDto, "tags" | "file_url" | "thumbnail_url" | "created_at"> {
   id: string;
   seq: string;
-  short_id: string;
-  hash: string;
-  content_type: string;
-  size_bytes: number;
-  width: number;
-  height: number;
-  thumbnail_key: string | null;
   created_at: Date;
 }
 

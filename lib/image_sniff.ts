@@ -18,6 +18,11 @@ export interface SniffResult {
   height: number;
 }
 
+/** The bytes are not a supported image, or one that must not reach a decoder; safe to show. */
+export class UnsupportedImageError extends Error {
+  override name = "UnsupportedImageError";
+}
+
 /** How many leading bytes to buffer: a JPEG's SOF can sit behind large EXIF/ICC segments. */
 export const SNIFF_BYTES = 512 * 1024;
 

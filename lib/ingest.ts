@@ -12,15 +12,10 @@ import { encodeHex } from "./hex.ts";
 import { addTagsByHash, getImageByHash, type ImageWithTags, insertImage } from "../db/images.ts";
 import { clearDeletes, scheduleDeletes } from "../db/pending_deletes.ts";
 import { isDatabaseUnavailable } from "../db/client.ts";
-import { sniffImage } from "./image_sniff.ts";
+import { sniffImage, UnsupportedImageError } from "./image_sniff.ts";
 import type { Services } from "./services.ts";
 import { newShortId } from "./short_id.ts";
 import { originalKey, thumbnailKey } from "./storage/keys.ts";
-
-/** The bytes are not a JPEG, PNG, GIF, WebP or AVIF image. */
-export class UnsupportedImageError extends Error {
-  override name = "UnsupportedImageError";
-}
 
 /** The header claims more pixels than MAX_IMAGE_PIXELS. */
 export class TooManyPixelsError extends Error {

@@ -8,7 +8,7 @@
  */
 
 import sharp from "sharp";
-import { SNIFF_BYTES, sniffImage } from "../image_sniff.ts";
+import { SNIFF_BYTES, sniffImage, UnsupportedImageError } from "../image_sniff.ts";
 
 /** Longest side of a thumbnail in pixels. */
 export const THUMBNAIL_MAX_SIDE = 400;
@@ -29,11 +29,6 @@ export interface ThumbResult {
   data: Uint8Array;
   width: number;
   height: number;
-}
-
-/** Raised for input that must not reach a decoder at all; the message is safe to show a client. */
-export class UnsupportedImageError extends Error {
-  override name = "UnsupportedImageError";
 }
 
 /** Make a WebP thumbnail of frame 0 of `input`; rejects on unsupported, oversized or corrupt input. */

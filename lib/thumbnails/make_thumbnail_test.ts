@@ -1,6 +1,7 @@
 import { deepEqual, equal, ok, rejects } from "node:assert/strict";
 import sharp, { type Sharp } from "sharp";
-import { makeThumbnail, UnsupportedImageError } from "./make_thumbnail.ts";
+import { UnsupportedImageError } from "../image_sniff.ts";
+import { makeThumbnail } from "./make_thumbnail.ts";
 
 function solid(width: number, height: number, background = "#2a8") {
   return sharp({ create: { width, height, channels: 3, background } });
