@@ -15,6 +15,22 @@ export interface AppOptions {
 /** Assets built by `deno task build`, beside this file. */
 export const DEFAULT_ASSETS_DIR = new URL("./_build", import.meta.url).pathname;
 
+/**
+ * Builds the client assets when they are missing (a fresh clone; the container builds them at
+ * image build time) or when `dev` asks for a rebuild. Returns whether it built.
+ */
+export async function ensureAssets(dev = false): Promise<boolean> {
+  const built = await Deno.stat(`${DEFAULT_ASSETS_DIR}/manifest.json`).then(
+    () => true,
+    () => false,
+  );
+  if (built && !dev) return false;
+  // Loaded only here: the bundler is not needed once the assets exist.
+  const { buildAssets } = await import("./lib/islands/build.ts");
+  await buildAssets({ dev });
+  return true;
+}
+
 /** Builds the whole app for `services`; nothing here listens or starts anything. */
 export function createApp(services: Services, opts: AppOptions = {}) {
   const { api, read } = createApiApp(services);

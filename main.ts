@@ -3,7 +3,7 @@
  * app -> Deno.serve. SIGINT and SIGTERM stop accepting, let in-flight requests finish within a
  * bound, then close the pool, the database pool and the embedded PostgreSQL.
  */
-import { createApp, DEFAULT_ASSETS_DIR } from "./app.ts";
+import { createApp, ensureAssets } from "./app.ts";
 import { migrate } from "./db/migrate.ts";
 import { loadConfig } from "./lib/config.ts";
 import { orExit } from "./lib/startup.ts";
@@ -29,16 +29,7 @@ async function main() {
     maxPixels: config.MAX_IMAGE_PIXELS,
   });
   const dev = Deno.args.includes("--dev");
-  const built = await Deno.stat(`${DEFAULT_ASSETS_DIR}/manifest.json`).then(
-    () => true,
-    () => false,
-  );
-  if (dev || !built) {
-    // A fresh clone has no build yet; the container builds at image build time instead.
-    const { buildAssets } = await import("./lib/islands/build.ts");
-    await buildAssets({ dev });
-    log.info("client assets built", { dev });
-  }
+  if (await ensureAssets(dev)) log.info("client assets built", { dev });
   const app = createApp({ config, sql, store, log, thumbnails }, { dev });
   const stopSweeper = startDeleteSweeper(sql, store, log);
 

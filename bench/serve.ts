@@ -4,7 +4,7 @@
  * Deno.serve on HOST:PORT (PORT=0 picks a free port). Prints `{"port": n}` on stdout once
  * listening; SIGTERM stops it.
  */
-import { createApp } from "../app.ts";
+import { createApp, ensureAssets } from "../app.ts";
 import { migrate } from "../db/migrate.ts";
 import { loadConfig } from "../lib/config.ts";
 import { Logger } from "../lib/log.ts";
@@ -19,6 +19,7 @@ const thumbnails = await ThumbnailPool.start({
   size: config.THUMBNAIL_WORKERS,
   maxPixels: config.MAX_IMAGE_PIXELS,
 });
+await ensureAssets();
 const app = createApp({ config, sql, store, log, thumbnails });
 const server = Deno.serve({
   port: config.PORT,
