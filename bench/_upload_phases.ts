@@ -44,7 +44,7 @@ await step("read and parse the multipart body (readUploadForm)", (_, i) =>
     }),
     20_971_520,
   ));
-await step("SHA-256 (contentHash)", (bytes) => contentHash(bytes));
+await step("SHA-256 (contentHash)", (bytes) => Promise.resolve(contentHash(bytes)));
 await step(
   "S3 put of the original (S3Store.put)",
   (bytes, i) =>

@@ -203,6 +203,9 @@ export async function addTagsByHash(
   hash: string,
   tagNames: string[],
 ): Promise<ImageWithTags | null> {
+  // A new upload (the common case) needs one read, not a locking transaction.
+  const [known] = await sql`select 1 from images where hash = ${hash}`;
+  if (!known) return null;
   const found = await transaction(sql, async (tx) => {
     const [image] = await tx<{ id: string; seq: string }[]>`
       select id, seq::text as seq from images where hash = ${hash} for update`;

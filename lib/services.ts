@@ -6,7 +6,10 @@ import type { ObjectStore } from "./storage/mod.ts";
 
 /** Thumbnail generation, as the upload path sees it (the worker pool implements it). */
 export interface Thumbnailer {
-  thumbnail(input: Uint8Array): Promise<{ data: Uint8Array; width: number; height: number }>;
+  thumbnail(
+    input: Uint8Array,
+    signal?: AbortSignal,
+  ): Promise<{ data: Uint8Array; width: number; height: number }>;
 }
 
 /** The dependencies of the app. The reader has no thumbnailer: it serves reads only. */

@@ -107,15 +107,25 @@ export class ThumbnailPool {
     return pool;
   }
 
-  /** Thumbnail `input` (copied; the caller keeps its bytes); rejects at once if the queue is full. */
-  thumbnail(input: Uint8Array): Promise<ThumbResult> {
+  /**
+   * Thumbnail `input` (copied; the caller keeps its bytes); rejects at once if the queue is full.
+   * Aborting `signal` drops the job if it is still queued (a running job finishes unheeded).
+   */
+  thumbnail(input: Uint8Array, signal?: AbortSignal): Promise<ThumbResult> {
     if (this.#closed) return Promise.reject(new ThumbnailWorkerError("Thumbnail pool is closed"));
     const idle = this.#slots.some((slot) => slot.ready && !slot.job);
     if (!idle && this.#queue.length >= this.#maxQueue) {
       return Promise.reject(new ThumbnailQueueFullError("Too many thumbnails in progress"));
     }
     const { promise, resolve, reject } = Promise.withResolvers<ThumbResult>();
-    this.#queue.push({ id: this.#nextId++, input, resolve, reject });
+    const job: Job = { id: this.#nextId++, input, resolve, reject };
+    this.#queue.push(job);
+    signal?.addEventListener("abort", () => {
+      const at = this.#queue.indexOf(job);
+      if (at < 0) return;
+      this.#queue.splice(at, 1);
+      reject(signal.reason);
+    }, { once: true });
     this.#pump();
     return promise;
   }

@@ -61,6 +61,21 @@ Deno.test("ThumbnailPool rejects at once when the queue is full", async () => {
   equal((await pool.thumbnail(input)).width, 400);
 });
 
+Deno.test("ThumbnailPool drops an aborted job that is still queued", async () => {
+  using pool = await ThumbnailPool.start({ size: 1, maxPixels: MAX_PIXELS });
+  const input = await jpeg(1200, 900);
+  const running = new AbortController();
+  const queued = new AbortController();
+  const first = pool.thumbnail(input, running.signal);
+  const second = pool.thumbnail(input, queued.signal);
+  deepEqual(pool.stats(), { workers: 1, busy: 1, queued: 1 });
+  queued.abort(new Error("not needed"));
+  running.abort(new Error("too late"));
+  deepEqual(pool.stats(), { workers: 1, busy: 1, queued: 0 });
+  await rejects(second, /not needed/);
+  equal((await first).width, 400, "a running job is not cut short");
+});
+
 Deno.test("ThumbnailPool reports a bad image without losing the worker", async () => {
   using pool = await ThumbnailPool.start({ size: 1, maxPixels: 1_000_000 });
   await rejects(pool.thumbnail(new TextEncoder().encode("<svg/>")), ThumbnailFailedError);

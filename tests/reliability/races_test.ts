@@ -80,7 +80,7 @@ Deno.test("concurrent tag edits and deletes of the same image: one 204, the rest
 Deno.test("uploads of the same content racing its delete: no 5xx, and rows and objects agree", async () => {
   for (let round = 0; round < 4; round++) {
     const bytes = await makeImage("png", 64, 40);
-    const hash = await contentHash(bytes);
+    const hash = contentHash(bytes);
     const first = await newImage([randomTag("r")], bytes);
     const answers: { what: string; status: number; body: string }[] = [];
     let current = first.short_id as string;
