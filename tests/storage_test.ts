@@ -139,3 +139,30 @@ Deno.test("s3: a put with a known SHA-256 signs that hash instead of hashing the
     s3.store.client.middlewareStack.remove("spyPayloadHash");
   }
 });
+
+Deno.test("s3: a byte body is sent in slices, whole again on a retried attempt", async () => {
+  // A view into a larger buffer, not a multiple of the slice size: offsets must hold.
+  const backing = crypto.getRandomValues(new Uint8Array(65536));
+  const whole = new Uint8Array(1_200_000);
+  for (let i = 0; i < whole.length; i += backing.length) {
+    whole.set(backing.slice(0, whole.length - i), i);
+  }
+  const data = whole.subarray(1234, 1234 + 1_000_003);
+  let attempts = 0;
+  s3.store.client.middlewareStack.add((next) => async (args) => {
+    const out = await next(args);
+    // The first attempt reached s3rver; fail it afterwards so the SDK sends the body again.
+    if (++attempts === 1) throw Object.assign(new Error("injected"), { name: "TimeoutError" });
+    return out;
+  }, { step: "finalizeRequest", name: "failFirstAttempt", priority: "low" });
+  try {
+    await s3.store.put("images/sliced", data, {
+      contentLength: data.length,
+      contentType: "image/png",
+    });
+  } finally {
+    s3.store.client.middlewareStack.remove("failFirstAttempt");
+  }
+  assert.equal(attempts, 2);
+  assert.deepEqual(await readAll((await s3.store.get("images/sliced"))!.body), data);
+});
