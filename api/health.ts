@@ -4,6 +4,8 @@ import type { Services } from "../lib/services.ts";
 import type { AppEnv } from "./env.ts";
 
 const CHECK_TIMEOUT_MS = 2000;
+/** A result this young is answered as is: at most one check a second, however often probed. */
+const FRESH_MS = 1000;
 /** How long a request waits for a running check before it takes the last result instead. */
 const QUICK_MS = 10;
 /** The oldest last result a request may be given; past this it waits for the live check. */
@@ -36,7 +38,8 @@ async function withTimeout(fn: (signal: AbortSignal) => Promise<unknown>): Promi
 
 /**
  * The dependency checks, run single-flight: concurrent health requests share one check, so
- * probes never pile up on a slow database or storage. A request waits at most QUICK_MS for a
+ * probes never pile up on a slow database or storage, and a result younger than FRESH_MS is
+ * reused, so a busy prober costs S3 at most one request a second. A request waits at most QUICK_MS for a
  * running check and otherwise gets the last result (at most STALE_MS old): under load, health
  * answers at the speed of the service, not of its slowest dependency, while a dependency that
  * fails fast (refused, unreachable) still shows at once.
@@ -59,6 +62,7 @@ export class HealthChecks {
 
   /** The current checks, live when they answer quickly. */
   async current(): Promise<Checks> {
+    if (this.#last && Date.now() - this.#last.at < FRESH_MS) return this.#last.checks;
     const live = this.#running ??= this.#run().finally(() => this.#running = undefined);
     const last = this.#last;
     if (!last || Date.now() - last.at > STALE_MS) return await live;

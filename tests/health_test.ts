@@ -49,7 +49,7 @@ async function healthWithin(
   }
 }
 
-Deno.test("health checks run once for concurrent probes and a slow check does not hold them", async () => {
+Deno.test("health checks run once for concurrent probes, at most once a second, and a slow check does not hold them", async () => {
   const svc = await startService();
   let checks = 0;
   let delay = 0;
@@ -70,12 +70,16 @@ Deno.test("health checks run once for concurrent probes and a slow check does no
     );
     assert.deepEqual(first.map((r) => r.status), Array(10).fill(200));
     assert.equal(checks, 1, "ten concurrent probes share one check");
+    for (let i = 0; i < 5; i++) assert.equal((await app.request("/api/v1/health")).status, 200);
+    assert.equal(checks, 1, "probes within a second reuse the last result");
+    await new Promise((r) => setTimeout(r, 1100)); // past the second: the next probe checks
     delay = 400;
     const started = performance.now();
     const quick = await app.request("/api/v1/health");
     const ms = performance.now() - started;
     assert.equal(quick.status, 200, "the last result while the slow check runs");
     assert.ok(ms < 200, `answered in ${ms.toFixed(0)} ms, not after the 400 ms check`);
+    assert.equal(checks, 2, "that probe started a new check");
     await new Promise((r) => setTimeout(r, 450)); // let the slow check finish
   } finally {
     await svc.close();
