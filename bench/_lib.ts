@@ -249,6 +249,8 @@ async function stopChild(c: Child): Promise<void> {
 export interface ReadyChild<T> {
   pid: number;
   info: T;
+  /** Settles when the process exits. */
+  exited: Promise<Deno.CommandStatus>;
   stop(): Promise<void>;
 }
 
@@ -312,7 +314,12 @@ export async function spawnReady<T>(
       await Deno.stderr.write(out.encode(r.value));
     }
   })().catch(() => {});
-  return { pid: process.pid, info: JSON.parse(line) as T, stop: () => stopChild(child) };
+  return {
+    pid: process.pid,
+    info: JSON.parse(line) as T,
+    exited: process.status,
+    stop: () => stopChild(child),
+  };
 }
 
 /** Resident memory of a process in KiB (VmRSS) and its peak (VmHWM), from /proc. */
@@ -429,14 +436,14 @@ export async function signIn(base: string): Promise<Record<string, string>> {
   return { authorization: `Bearer ${access_token}` };
 }
 
-/** POSTs one upload; resolves with the response (body not read). */
+/** POSTs one upload (a file, or a form built beforehand); resolves with the response (body not read). */
 export function upload(
   base: string,
   auth: Record<string, string>,
-  bytes: Uint8Array,
+  file: Uint8Array | UploadForm,
   tags: string[] = [],
 ): Promise<Response> {
-  const { body, contentType } = multipartBody(bytes, tags);
+  const { body, contentType } = file instanceof Uint8Array ? multipartBody(file, tags) : file;
   return fetch(`${base}/api/v1/images`, {
     method: "POST",
     headers: { ...auth, "content-type": contentType },
@@ -448,7 +455,12 @@ export function upload(
  * An upload form encoded by hand into one buffer (one copy of the file), so the client spends
  * as little as possible on it: what a browser sends for `<input type=file>` plus tags.
  */
-export function multipartBody(bytes: Uint8Array, tags: string[] = []) {
+export interface UploadForm {
+  body: Uint8Array<ArrayBuffer>;
+  contentType: string;
+}
+
+export function multipartBody(bytes: Uint8Array, tags: string[] = []): UploadForm {
   const boundary = `----bench${randomHex()}${randomHex()}`;
   const enc = new TextEncoder();
   const head = enc.encode(
@@ -490,10 +502,10 @@ export function watchEventLoop(): { stop(): number } {
 export async function uploadNew(
   base: string,
   auth: Record<string, string>,
-  bytes: Uint8Array,
+  file: Uint8Array | UploadForm,
   tags: string[] = [],
 ): Promise<string> {
-  const res = await upload(base, auth, bytes, tags);
+  const res = await upload(base, auth, file, tags);
   const body = await res.json();
   if (res.status !== 201) throw new Error(`upload: ${res.status} ${JSON.stringify(body)}`);
   return body.short_id;
