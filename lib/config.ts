@@ -68,6 +68,7 @@ const schema = z.object({
   MAX_UPLOAD_BYTES: int(1).default(20_971_520),
   MAX_IMAGE_PIXELS: int(1).default(50_000_000),
   THUMBNAIL_WORKERS: int(1, 64).default(defaultWorkers),
+  DELIVERY_CACHE_MB: int(0, 65_536).default(64),
   ADMIN_USERNAME: z.preprocess(emptyToUndefined, z.string().default("admin")),
   ADMIN_PASSWORD: optionalString,
   JWT_SECRET: z.preprocess(

@@ -98,12 +98,60 @@ Deno.test("byte routes answer 404 for unknown or malformed IDs and 503 when stor
       await res.body?.cancel();
     }
   }
+  // An image nobody has fetched yet, so the delivery cache cannot answer for storage.
+  const unseen = await (await upload(svc.app, auth, await makeImage("png", 40, 40))).json();
   await svc.s3.stop();
   try {
-    const res = await svc.app.request(img.file_url);
+    const res = await svc.app.request(unseen.file_url);
     assert.equal(res.status, 503);
     const text = await res.text();
     assert.equal(/127\.0\.0\.1|S3|ECONN|bucket/i.test(text), false, text);
+  } finally {
+    await svc.s3.restart();
+  }
+});
+
+Deno.test("a small object read whole is served from memory after, until its image is deleted", async () => {
+  const png = await makeImage("png", 120, 80);
+  const fresh = await (await upload(svc.app, auth, png)).json();
+  const first = await svc.app.request(fresh.file_url);
+  assert.deepEqual(new Uint8Array(await first.arrayBuffer()), png);
+  await svc.s3.stop();
+  try {
+    const again = await svc.app.request(fresh.file_url);
+    assert.equal(again.status, 200, "served without storage");
+    assert.equal(again.headers.get("content-type"), "image/png");
+    assert.equal(again.headers.get("etag"), `"${fresh.hash}"`);
+    assert.equal(again.headers.get("content-length"), String(png.length));
+    assert.deepEqual(new Uint8Array(await again.arrayBuffer()), png);
+    const part = await svc.app.request(fresh.file_url, { headers: { range: "bytes=3-9" } });
+    assert.equal(part.status, 206);
+    assert.equal(part.headers.get("content-range"), `bytes 3-9/${png.length}`);
+    assert.deepEqual(new Uint8Array(await part.arrayBuffer()), png.slice(3, 10));
+    const gone = await svc.app.request(`/api/v1/images/${fresh.short_id}`, {
+      method: "DELETE",
+      headers: auth,
+    });
+    assert.equal(gone.status, 204);
+    const after = await svc.app.request(fresh.file_url);
+    assert.equal(after.status, 404, "the row is looked up before the cache");
+    await after.body?.cancel();
+  } finally {
+    await svc.s3.restart();
+  }
+});
+
+Deno.test("DELIVERY_CACHE_MB=0 keeps nothing: every GET reads storage", async () => {
+  const off = await startService({ db: svc.db, s3: svc.s3, env: { DELIVERY_CACHE_MB: "0" } });
+  const fresh = await (await upload(off.app, auth, await makeImage("png", 30, 30))).json();
+  const first = await off.app.request(fresh.file_url);
+  assert.equal(first.status, 200);
+  await first.body?.cancel();
+  await svc.s3.stop();
+  try {
+    const again = await off.app.request(fresh.file_url);
+    assert.equal(again.status, 503);
+    await again.body?.cancel();
   } finally {
     await svc.s3.restart();
   }

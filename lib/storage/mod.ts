@@ -62,6 +62,8 @@ export class RangeNotSatisfiableError extends Error {
 }
 
 /** Reads a whole stream into memory (only for small objects and tests). */
-export async function readAll(stream: ReadableStream<Uint8Array>): Promise<Uint8Array> {
+export async function readAll(
+  stream: ReadableStream<Uint8Array>,
+): Promise<Uint8Array<ArrayBuffer>> {
   return new Uint8Array(await new Response(stream).arrayBuffer());
 }
