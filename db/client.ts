@@ -22,7 +22,10 @@ export function createSql(url: string, opts: { max?: number } = {}): Sql {
     connect_timeout: 5,
     backoff: reconnectBackoff,
     onnotice: () => {},
-    connection: { application_name: "reaction-board" },
+    // JIT compiles a plan whose estimate passes jit_above_cost: 200 ms of compiling for a page
+    // that takes 2 ms, as in the generic plan of the newest page (bench/plans/newest.txt).
+    // No query here reads enough rows to gain from it.
+    connection: { application_name: "reaction-board", jit: "off" },
   });
 }
 
