@@ -6,7 +6,7 @@ import type postgres from "postgres";
 import type { ImageDto } from "../lib/types.ts";
 import type { Sql } from "./client.ts";
 import { transaction } from "./client.ts";
-import { ensureTags, findTags } from "./tags.ts";
+import { ensureTags } from "./tags.ts";
 
 /** An image row: the API's fields it stores, plus the UUID and keyset position kept inside. */
 export interface ImageRow
@@ -25,30 +25,20 @@ const COLUMNS = (sql: Sql | postgres.TransactionSql) =>
   sql`i.id, i.seq::text as seq, i.short_id, i.hash, i.content_type, i.size_bytes::float8 as size_bytes,
       i.width, i.height, i.thumbnail_key, i.created_at`;
 
-/** Attaches each image's tags with one query. */
-async function withTags(
-  sql: Sql | postgres.TransactionSql,
-  rows: ImageRow[],
-): Promise<ImageWithTags[]> {
-  if (rows.length === 0) return [];
-  const links = await sql<{ image_id: string; name: string; image_count: number }[]>`
-    select it.image_id, t.name, t.image_count from image_tags it join tags t on t.id = it.tag_id
-    where it.image_id = any(${rows.map((r) => r.id)}::uuid[]) order by t.name`;
-  const byImage = new Map<string, { name: string; image_count: number }[]>();
-  for (const l of links) {
-    const list = byImage.get(l.image_id) ?? [];
-    list.push({ name: l.name, image_count: l.image_count });
-    byImage.set(l.image_id, list);
-  }
-  return rows.map((r) => ({ ...r, tags: byImage.get(r.id) ?? [] }));
-}
+/**
+ * An image's tags as one JSON array sorted by name (postgres.js parses it): the row and its tags
+ * in one round trip, one index lookup per image.
+ */
+const TAGS = (sql: Sql | postgres.TransactionSql) =>
+  sql`coalesce((
+    select json_agg(json_build_object('name', t.name, 'image_count', t.image_count) order by t.name)
+    from image_tags it join tags t on t.id = it.tag_id where it.image_id = i.id), '[]') as tags`;
 
 /** The image with this short ID, or null. */
 export async function getImageByShortId(sql: Sql, shortId: string): Promise<ImageWithTags | null> {
-  const rows = await sql<ImageRow[]>`select ${
-    COLUMNS(sql)
-  } from images i where i.short_id = ${shortId}`;
-  return rows.length ? (await withTags(sql, rows))[0] : null;
+  const [row] = await sql<ImageWithTags[]>`
+    select ${COLUMNS(sql)}, ${TAGS(sql)} from images i where i.short_id = ${shortId}`;
+  return row ?? null;
 }
 
 /** The delivery fields of an image, without its tags (the byte routes need no more). */
@@ -63,45 +53,41 @@ export async function getImageForDelivery(sql: Sql, shortId: string) {
 
 /** The image with this content hash, or null. */
 export async function getImageByHash(sql: Sql, hash: string): Promise<ImageWithTags | null> {
-  const rows = await sql<ImageRow[]>`select ${COLUMNS(sql)} from images i where i.hash = ${hash}`;
-  return rows.length ? (await withTags(sql, rows))[0] : null;
+  const [row] = await sql<ImageWithTags[]>`
+    select ${COLUMNS(sql)}, ${TAGS(sql)} from images i where i.hash = ${hash}`;
+  return row ?? null;
 }
 
 /**
- * One page of images carrying all of `tags`, newest first, after keyset position `beforeSeq`.
- * The rarest tag drives an index scan in seq order; the others are checked by primary key.
+ * One page of images carrying all of `tags` (distinct names), newest first, after keyset
+ * position `beforeSeq`, in one statement. The rarest tag drives an index-only scan of
+ * (tag_id, image_seq) in order; each candidate's other tags are probed in the same index; an
+ * unknown tag matches nothing. The driver is chosen inside the statement, so the plan is the
+ * same for every tag and cannot go bad when PostgreSQL switches to a generic plan.
  */
 export async function listImages(
   sql: Sql,
   opts: { tags: string[]; limit: number; beforeSeq: string | null },
 ): Promise<ImageWithTags[]> {
-  let rows: ImageRow[];
+  const before = (column: postgres.PendingQuery<postgres.Row[]>) =>
+    opts.beforeSeq === null ? sql`` : sql`and ${column} < ${opts.beforeSeq}`;
   if (opts.tags.length === 0) {
-    rows = await sql<ImageRow[]>`
-      select ${COLUMNS(sql)} from images i
-      where true ${opts.beforeSeq === null ? sql`` : sql`and i.seq < ${opts.beforeSeq}`}
+    return await sql<ImageWithTags[]>`
+      select ${COLUMNS(sql)}, ${TAGS(sql)} from images i
+      where true ${before(sql`i.seq`)}
       order by i.seq desc limit ${opts.limit}`;
-  } else {
-    const found = await findTags(sql, opts.tags);
-    if (found.length < opts.tags.length) return []; // an unknown tag matches nothing
-    found.sort((a, b) => a.image_count - b.image_count);
-    const [driver, ...others] = found;
-    const otherIds = others.map((t) => t.id);
-    rows = await sql<ImageRow[]>`
-      select ${COLUMNS(sql)} from image_tags d join images i on i.id = d.image_id
-      where d.tag_id = ${driver.id}
-        ${opts.beforeSeq === null ? sql`` : sql`and d.image_seq < ${opts.beforeSeq}`}
-        ${
-      otherIds.reduce(
-        (more, id) =>
-          sql`${more} and exists (select 1 from image_tags o
-                where o.image_id = d.image_id and o.tag_id = ${id})`,
-        sql``,
-      )
-    }
-      order by d.image_seq desc limit ${opts.limit}`;
   }
-  return await withTags(sql, rows);
+  return await sql<ImageWithTags[]>`
+    with wanted as (select id, image_count from tags where name = any(${opts.tags}::text[]))
+    select ${COLUMNS(sql)}, ${TAGS(sql)}
+    from image_tags d join images i on i.seq = d.image_seq
+    where d.tag_id = (select id from wanted order by image_count, id limit 1)
+      and (select count(*) from wanted) = ${opts.tags.length}
+      ${before(sql`d.image_seq`)}
+      and not exists (
+        select 1 from wanted w where w.id <> d.tag_id and not exists (
+          select 1 from image_tags o where o.tag_id = w.id and o.image_seq = d.image_seq))
+    order by d.image_seq desc limit ${opts.limit}`;
 }
 
 /** Fields of a new image. */

@@ -39,9 +39,3 @@ export async function ensureTags(
   return await tx<{ id: string; name: string }[]>`
     select id, name from tags where name = any(${names as string[]}::text[]) order by id`;
 }
-
-/** Ids and counts of existing tags among `names` (missing names are simply absent). */
-export function findTags(sql: Sql, names: readonly string[]) {
-  return sql<{ id: string; name: string; image_count: number }[]>`
-    select id, name, image_count from tags where name = any(${names as string[]}::text[])`;
-}
