@@ -6,6 +6,7 @@ import {
   readAll,
   StorageError,
 } from "../lib/storage/mod.ts";
+import { BlobBodyFetchHandler } from "../lib/storage/s3.ts";
 import { disposeS3, startS3 } from "./_harness/s3.ts";
 
 const s3 = await startS3();
@@ -15,6 +16,13 @@ addEventListener("unload", () => {
   Deno.removeSync(fsDir, { recursive: true });
 });
 const stores: [string, ObjectStore][] = [["s3", s3.store], ["fs", new FsStore(fsDir)]];
+
+/** `n` random bytes (getRandomValues fills at most 64 KiB a call). */
+function randomBytes(n: number): Uint8Array {
+  const out = new Uint8Array(n);
+  for (let at = 0; at < n; at += 65536) crypto.getRandomValues(out.subarray(at, at + 65536));
+  return out;
+}
 
 /** A 3 MB stream in uneven chunks, like a network body. */
 function chunkedStream(data: Uint8Array): ReadableStream<Uint8Array> {
@@ -140,14 +148,49 @@ Deno.test("s3: a put with a known SHA-256 signs that hash instead of hashing the
   }
 });
 
-Deno.test("s3: a byte body is sent in slices, whole again on a retried attempt", async () => {
-  // A view into a larger buffer, not a multiple of the slice size: offsets must hold.
-  const backing = crypto.getRandomValues(new Uint8Array(65536));
-  const whole = new Uint8Array(1_200_000);
-  for (let i = 0; i < whole.length; i += backing.length) {
-    whole.set(backing.slice(0, whole.length - i), i);
+Deno.test("s3: a byte body goes out with its Content-Length, whole again when sent twice", async () => {
+  // S3 refuses a PUT without Content-Length; fetch would send a stream chunked.
+  const seen: { length: string | null; chunked: boolean; body: Uint8Array }[] = [];
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (req) => {
+    seen.push({
+      length: req.headers.get("content-length"),
+      chunked: req.headers.get("transfer-encoding") !== null,
+      body: new Uint8Array(await req.arrayBuffer()),
+    });
+    return new Response(null, { status: 200 });
+  });
+  // A view into a larger buffer, as an upload's file is inside its multipart body.
+  const data = randomBytes(190_000).subarray(1234, 1234 + 150_001);
+  const handler = new BlobBodyFetchHandler();
+  const request = {
+    method: "PUT",
+    protocol: "http:",
+    hostname: "127.0.0.1",
+    port: server.addr.port,
+    path: "/bucket/key",
+    query: {},
+    headers: { "content-length": String(data.length) },
+    body: data,
+  } as unknown as Parameters<BlobBodyFetchHandler["handle"]>[0];
+  try {
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const { response } = await handler.handle(request);
+      assert.equal(response.statusCode, 200);
+    }
+  } finally {
+    handler.destroy();
+    await server.shutdown();
   }
-  const data = whole.subarray(1234, 1234 + 1_000_003);
+  assert.equal(seen.length, 2);
+  for (const s of seen) {
+    assert.equal(s.length, String(data.length));
+    assert.equal(s.chunked, false);
+    assert.deepEqual(s.body, data);
+  }
+});
+
+Deno.test("s3: a put the SDK retries stores the whole body", async () => {
+  const data = randomBytes(250_000).subarray(77, 77 + 200_003);
   let attempts = 0;
   s3.store.client.middlewareStack.add((next) => async (args) => {
     const out = await next(args);
@@ -156,7 +199,7 @@ Deno.test("s3: a byte body is sent in slices, whole again on a retried attempt",
     return out;
   }, { step: "finalizeRequest", name: "failFirstAttempt", priority: "low" });
   try {
-    await s3.store.put("images/sliced", data, {
+    await s3.store.put("images/retried", data, {
       contentLength: data.length,
       contentType: "image/png",
     });
@@ -164,5 +207,5 @@ Deno.test("s3: a byte body is sent in slices, whole again on a retried attempt",
     s3.store.client.middlewareStack.remove("failFirstAttempt");
   }
   assert.equal(attempts, 2);
-  assert.deepEqual(await readAll((await s3.store.get("images/sliced"))!.body), data);
+  assert.deepEqual(await readAll((await s3.store.get("images/retried"))!.body), data);
 });
