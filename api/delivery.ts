@@ -122,7 +122,7 @@ export function deliveryRoutes(services: Services) {
       path: `/images/{id}/${which}`,
       tags: ["images"],
       summary: which === "file"
-        ? "The original bytes (streamed through the service; Range and If-None-Match honoured)"
+        ? "The original bytes, through the service (from its memory cache or streamed from storage; Range and If-None-Match honoured)"
         : "The WebP thumbnail; the original when the image has none",
       request: { params: ShortIdParam },
       responses: {

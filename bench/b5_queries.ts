@@ -34,7 +34,8 @@ async function explain(url: string, c: Case): Promise<string> {
     onnotice: () => {},
     debug: (_conn, query, params) => captured.push({ query, params: params as unknown[] }),
   });
-  const plain = postgres(url, { max: 1, onnotice: () => {} });
+  // The service's session settings (db/client.ts), so the plans are the ones it gets.
+  const plain = postgres(url, { max: 1, onnotice: () => {}, connection: { jit: "off" } });
   try {
     await c.sql(traced);
     const out = [`# ${c.name}`, `# GET ${c.path}`, ""];
