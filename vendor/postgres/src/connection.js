@@ -777,14 +777,25 @@ function Connection(options, queues = {}, { onopen = noop, onend = noop, onclose
 
   async function fetchArrayTypes() {
     needsTypes = false
-    const types = await new Query([`
-      select b.oid, b.typarray
-      from pg_catalog.pg_type a
-      left join pg_catalog.pg_type b on b.oid = a.typelem
-      where a.typcategory = 'A'
-      group by b.oid, b.typarray
-      order by b.oid
-    `], [], execute)
+    // PATCHED (reaction-board): this promise is awaited by nobody (ReadyForQuery calls it from a
+    // socket handler). When the backend is terminated during the fetch, upstream 3.4.9 rejects
+    // it unhandled, which ends a Deno or Node process, and the reconnected socket goes on
+    // without array types. The error reaches the waiting query anyway (errored() fails
+    // `initial` too); here the connection is also closed, so the pool's next one fetches them.
+    let types
+    try {
+      types = await new Query([`
+        select b.oid, b.typarray
+        from pg_catalog.pg_type a
+        left join pg_catalog.pg_type b on b.oid = a.typelem
+        where a.typcategory = 'A'
+        group by b.oid, b.typarray
+        order by b.oid
+      `], [], execute)
+    } catch (_) {
+      socket && terminate()
+      return
+    }
     types.forEach(({ oid, typarray }) => addArrayType(oid, typarray))
   }
 

@@ -1,0 +1,83 @@
+/**
+ * A connection killed while postgres.js fetches its array types (the first query of a pool's
+ * first connection) must not leave a rejected promise nobody handles: in main.ts that ends the
+ * process. A proxy answers the driver's type query with the FATAL that pg_terminate_backend sends
+ * (57P01) and closes; the query waiting on it fails like any query of a killed connection, and the next
+ * succeeds with array types parsed.
+ */
+import assert from "node:assert/strict";
+import { createSql, retryRead } from "../../db/client.ts";
+import { serverUrl } from "../_harness/db.ts";
+
+/** PostgreSQL's ErrorResponse for a terminated backend. */
+function fatalTerminated(): Uint8Array {
+  const fields = "SFATAL\0VFATAL\0C57P01\0Mterminating connection due to administrator command\0\0";
+  const body = new TextEncoder().encode(fields);
+  const out = new Uint8Array(5 + body.length);
+  out[0] = "E".charCodeAt(0);
+  new DataView(out.buffer).setInt32(1, 4 + body.length);
+  out.set(body, 5);
+  return out;
+}
+
+Deno.test("a connection killed during the driver's type fetch: no unhandled rejection, the retry succeeds", async () => {
+  const target = new URL(serverUrl());
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  let killed = 0;
+  (async () => {
+    for await (const client of listener) {
+      const server = await Deno.connect({
+        hostname: target.hostname,
+        port: Number(target.port || 5432),
+      });
+      const close = () =>
+        [client, server].forEach((c) => {
+          try {
+            c.close();
+          } catch { /* closed */ }
+        });
+      // Server to client as is.
+      server.readable.pipeTo(client.writable).catch(close);
+      (async () => {
+        const buf = new Uint8Array(64 * 1024);
+        for (;;) {
+          const n = await client.read(buf).catch(() => null);
+          if (n === null) return close();
+          const chunk = buf.subarray(0, n);
+          if (killed === 0 && new TextDecoder().decode(chunk).includes("pg_catalog.pg_type")) {
+            killed++;
+            await client.write(fatalTerminated()).catch(() => {});
+            return close();
+          }
+          await server.write(chunk).catch(close);
+        }
+      })();
+    }
+  })().catch(() => {});
+
+  const unhandled: unknown[] = [];
+  const onUnhandled = (e: PromiseRejectionEvent) => {
+    e.preventDefault();
+    unhandled.push(e.reason);
+  };
+  addEventListener("unhandledrejection", onUnhandled);
+  const url = new URL(serverUrl());
+  url.hostname = "127.0.0.1";
+  url.port = String((listener.addr as Deno.NetAddr).port);
+  const sql = createSql(url.toString(), { max: 1 });
+  try {
+    // The query waiting on that connection fails as any query of a killed connection does
+    // (503 for a write; a read retries once on a fresh connection, as here).
+    const [row] = await retryRead(() => sql<{ n: number }[]>`select 41 + 1 as n`);
+    assert.equal(row.n, 42);
+    const [arr] = await sql<{ a: string[] }[]>`select array['x', 'y'] as a`;
+    assert.deepEqual(arr.a, ["x", "y"], "array types were fetched on the fresh connection");
+    await new Promise((r) => setTimeout(r, 50));
+    assert.equal(killed, 1, "the type fetch was killed once");
+    assert.deepEqual(unhandled.map(String), []);
+  } finally {
+    removeEventListener("unhandledrejection", onUnhandled);
+    await sql.end({ timeout: 1 });
+    listener.close();
+  }
+});
