@@ -9,6 +9,7 @@
  */
 import postgres from "postgres";
 import sharp from "sharp";
+import { S3Store } from "../lib/storage/s3.ts";
 
 /** Where benchmark results (JSON, one per benchmark) are written by `bench/run.ts`. */
 export const RESULTS_DIR = new URL("./results/", import.meta.url);
@@ -344,6 +345,18 @@ export interface S3Process {
   bucket: string;
   pid: number;
   stop(): Promise<void>;
+}
+
+/** A store on s3rver's bucket, with the credentials s3rver accepts. */
+export function s3rverStore(s3: { endpoint: string; bucket: string }): S3Store {
+  return new S3Store({
+    bucket: s3.bucket,
+    endpoint: s3.endpoint,
+    region: "us-east-1",
+    accessKeyId: "S3RVER",
+    secretAccessKey: "S3RVER",
+    forcePathStyle: true,
+  });
 }
 
 /** Starts s3rver (`bench/s3_server.ts`) in a child process on a loopback port. */

@@ -3,20 +3,12 @@
  * through the service's S3Store (AWS SDK; READ_MODE=sdk) or with fetch() (READ_MODE=fetch),
  * sampling its own RSS every 10 ms. Prints `{"growthMb": n, "bytes": n}`.
  */
-import { S3Store } from "../lib/storage/s3.ts";
-import { memoryKb } from "./_lib.ts";
+import { memoryKb, s3rverStore } from "./_lib.ts";
 
 const endpoint = Deno.env.get("S3_ENDPOINT")!;
 const bucket = Deno.env.get("S3_BUCKET")!;
 const key = Deno.env.get("READ_KEY")!;
-const store = new S3Store({
-  bucket,
-  endpoint,
-  region: "us-east-1",
-  accessKeyId: "S3RVER",
-  secretAccessKey: "S3RVER",
-  forcePathStyle: true,
-});
+const store = s3rverStore({ endpoint, bucket });
 // Warm both paths on a small request first, so start-up allocations are not counted.
 await (await fetch(`${endpoint}/${bucket}`, { method: "HEAD" })).body?.cancel();
 await store.head(key);

@@ -7,20 +7,15 @@
  */
 import { readUploadForm } from "../api/upload_body.ts";
 import { contentHash } from "../lib/ingest.ts";
-import { S3Store } from "../lib/storage/s3.ts";
 import { ThumbnailPool } from "../lib/thumbnails/pool.ts";
-import { multipartBody, photoJpeg, watchEventLoop, withComment } from "./_lib.ts";
+import { multipartBody, photoJpeg, s3rverStore, watchEventLoop, withComment } from "./_lib.ts";
 
 const N = Number(Deno.env.get("PHASE_UPLOADS") ?? "20");
 const jpeg = await photoJpeg(4000, 3000, 7);
 const files = Array.from({ length: N }, (_, i) => withComment(jpeg, `phase-${i}`));
-const store = new S3Store({
-  bucket: Deno.env.get("S3_BUCKET")!,
+const store = s3rverStore({
   endpoint: Deno.env.get("S3_ENDPOINT")!,
-  region: "us-east-1",
-  accessKeyId: "S3RVER",
-  secretAccessKey: "S3RVER",
-  forcePathStyle: true,
+  bucket: Deno.env.get("S3_BUCKET")!,
 });
 const pool = await ThumbnailPool.start({ size: 1, maxPixels: 50_000_000 });
 await store.put("warmup", files[0], { contentLength: files[0].length, contentType: "image/jpeg" });

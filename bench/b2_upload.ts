@@ -6,7 +6,6 @@
  */
 import { readUploadForm } from "../api/upload_body.ts";
 import { contentHash } from "../lib/ingest.ts";
-import { S3Store } from "../lib/storage/s3.ts";
 import { makeThumbnail } from "../lib/thumbnails/make_thumbnail.ts";
 import {
   benchMain,
@@ -15,6 +14,7 @@ import {
   ms,
   multipartBody,
   photoJpeg,
+  s3rverStore,
   signIn,
   startS3Process,
   startService,
@@ -63,14 +63,7 @@ if (import.meta.main) {
           )),
       );
       const hash = median(await timeRuns(5, 10_000, () => Promise.resolve(contentHash(jpeg))));
-      const store = new S3Store({
-        bucket: s3.bucket,
-        endpoint: s3.endpoint,
-        region: "us-east-1",
-        accessKeyId: "S3RVER",
-        secretAccessKey: "S3RVER",
-        forcePathStyle: true,
-      });
+      const store = s3rverStore(s3);
       const put = median(
         await timeRuns(
           5,

@@ -8,7 +8,6 @@
  * they got there; a 100 MB upload would exceed MAX_UPLOAD_BYTES anyway).
  */
 import postgres from "postgres";
-import { S3Store } from "../lib/storage/s3.ts";
 import {
   benchMain,
   cpuMs,
@@ -19,6 +18,7 @@ import {
   perS,
   photoJpeg,
   type S3Process,
+  s3rverStore,
   spawnReady,
   startS3Process,
   startService,
@@ -28,7 +28,7 @@ import {
 const MiB = 1024 * 1024;
 
 async function putObject(s3: S3Process, sql: postgres.Sql, shortId: string, bytes: Uint8Array) {
-  const store = s3Store(s3);
+  const store = s3rverStore(s3);
   await store.put(`images/${shortId}`, bytes, {
     contentLength: bytes.length,
     contentType: "image/jpeg",
@@ -38,17 +38,6 @@ async function putObject(s3: S3Process, sql: postgres.Sql, shortId: string, byte
   await sql`insert into images (short_id, hash, content_type, size_bytes, width, height)
             values (${shortId}, ${hash}, 'image/jpeg', ${bytes.length}, 1000, 1000)`;
   return hash;
-}
-
-function s3Store(s3: S3Process) {
-  return new S3Store({
-    bucket: s3.bucket,
-    endpoint: s3.endpoint,
-    region: "us-east-1",
-    accessKeyId: "S3RVER",
-    secretAccessKey: "S3RVER",
-    forcePathStyle: true,
-  });
 }
 
 /**
@@ -171,7 +160,7 @@ if (import.meta.main) {
 
       // Where the proxy's CPU goes: reading the 1 MiB object in this process through the AWS
       // SDK (as the service does) against plain fetch(), concurrency 16, 3 s each.
-      const sdkStore = s3Store(s3);
+      const sdkStore = s3rverStore(s3);
       const readCost = async (fn: () => Promise<Response>) => {
         const c0 = await cpuMs(Deno.pid);
         const r = await load({ concurrency: 16, durationMs: 3000, maxRequests: 50_000 }, fn);
