@@ -165,6 +165,15 @@ async function assertOutageAnswer(what: string, res: Response) {
   }
 }
 
+/** After an outage: health is 200, tag counts are exact, and bucket and tables agree. */
+async function assertSettled(v: Victim) {
+  const health = await v.app.request("/api/v1/health");
+  assert.equal(health.status, 200);
+  await health.body?.cancel();
+  assert.deepEqual(await tagCountDrift(svc), []);
+  await assertBucketMatchesTables(svc);
+}
+
 /** Ends a victim's pool without waiting long for connections that may be wedged. */
 async function endVictim(v: Victim) {
   await Promise.race([v.sql.end({ timeout: 1 }).catch(() => {}), sleep(3000)]);
@@ -215,11 +224,7 @@ Deno.test("connections killed while requests wait inside their queries: 503 or s
       assert.ok(ALLOWED[what].includes(res.status), `after: ${what} ${res.status}`);
       await res.body?.cancel();
     }
-    const health = await v.app.request("/api/v1/health");
-    assert.equal(health.status, 200);
-    await health.body?.cancel();
-    assert.deepEqual(await tagCountDrift(svc), []);
-    await assertBucketMatchesTables(svc);
+    await assertSettled(v);
     const started = performance.now();
     const burst = await within(
       Promise.all(Array.from({ length: 10 }, () => v.app.request("/api/v1/images?limit=2"))),
@@ -289,11 +294,7 @@ Deno.test("connections killed repeatedly under a steady request stream: no 500, 
       assert.equal(res.status, 200);
       await res.body?.cancel();
     }
-    const health = await v.app.request("/api/v1/health");
-    assert.equal(health.status, 200);
-    await health.body?.cancel();
-    assert.deepEqual(await tagCountDrift(svc), []);
-    await assertBucketMatchesTables(svc);
+    await assertSettled(v);
   } finally {
     await endVictim(v);
   }
