@@ -83,7 +83,7 @@ async function serve(
     const part = range ? cached.subarray(range.start, range.end + 1) : cached;
     headers["Content-Length"] = String(part.length);
     if (range) headers["Content-Range"] = `bytes ${range.start}-${range.end}/${cached.length}`;
-    if (c.req.method === "HEAD") return c.body(null, range ? 206 : 200, headers);
+    if (c.req.method === "HEAD") return c.body(null, 200, headers); // a thumbnail: no range
     return c.body(part, range ? 206 : 200, headers);
   }
   let obj;

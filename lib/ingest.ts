@@ -76,13 +76,17 @@ export async function ingestImage(
     : Promise.reject(new Error("no thumbnailer"));
   thumbnail.catch(() => {}); // awaited only if this upload stores a new image
   try {
-    return await ingestNew(services, bytes, tags, sniffed, thumbnail);
+    return await tagOrCreate(services, bytes, tags, sniffed, thumbnail);
   } finally {
     unneeded.abort(new Error("the upload no longer needs this thumbnail"));
   }
 }
 
-async function ingestNew(
+/**
+ * Adds the tags to the image with this content, or stores it as a new image, sharing the work
+ * with uploads of the same bytes in flight in this process.
+ */
+async function tagOrCreate(
   services: Services,
   bytes: Uint8Array,
   tags: string[],
