@@ -179,8 +179,8 @@ if (import.meta.main) {
       await Deno.writeTextFile(new URL(`${c.name}.txt`, PLANS_DIR), await explain(url, c));
     }
     notes.push(
-      "plans: bench/plans/*.txt (EXPLAIN ANALYZE of one-off executions; the service's prepared " +
-        "statements may switch to a generic plan after 5 runs)",
+      "plans: bench/plans/*.txt (EXPLAIN ANALYZE of a custom and of the generic plan; the " +
+        "service's listing statements keep the generic one after 5 runs, tests/db_listing_test.ts)",
     );
     return rows;
   });

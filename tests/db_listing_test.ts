@@ -1,0 +1,138 @@
+/**
+ * The listing statements of db/images.ts on 20,000 images with 200 tags of Zipf-like popularity:
+ * they return exactly what a plain query returns, whichever strategy the statement picks, and
+ * PostgreSQL keeps their generic plans. postgres.js prepares every statement; PostgreSQL plans
+ * the first five executions for their parameters and then keeps the generic plan only if it is
+ * estimated to cost no more. When it is not, every request is planned afresh, which cost about as
+ * much database CPU as running the page at a million images (bench B5).
+ */
+import assert from "node:assert/strict";
+import { createSql } from "../db/client.ts";
+import { listImages, MERGE_MAX_RATIO } from "../db/images.ts";
+import { migrate } from "../db/migrate.ts";
+import { FsStore } from "../lib/storage/fs.ts";
+import { freshDatabase } from "./_harness/db.ts";
+
+const db = await freshDatabase();
+const dir = await Deno.makeTempDir();
+await migrate(db.sql, new FsStore(dir));
+await db.sql.unsafe(`
+  insert into images (short_id, hash, content_type, size_bytes, width, height)
+    select lpad(to_hex(i), 8, '0'), md5(i::text) || md5('h' || i), 'image/png', 1000, 10, 10
+    from generate_series(1, 20000) i;
+  insert into tags (name) select 't' || r from generate_series(1, 200) r;
+  select setseed(0.5);
+  alter table image_tags disable trigger image_tags_count; -- counted once below, not per row
+  insert into image_tags (image_id, tag_id, image_seq)
+    select i.id, least(200, floor(exp(random() * ln(201))))::bigint, i.seq
+    from images i cross join generate_series(1, 3) on conflict do nothing;
+  alter table image_tags enable trigger image_tags_count;
+  update tags t set image_count = (select count(*) from image_tags where tag_id = t.id);
+  analyze`);
+addEventListener("unload", () => {
+  Deno.removeSync(dir, { recursive: true });
+});
+
+/** The page a plain, unoptimised query returns: image seqs, newest first. */
+async function expected(tags: string[], limit: number, beforeSeq: string | null) {
+  const rows = await db.sql<{ seq: string }[]>`
+    select i.seq::text as seq from images i
+    where (select count(*) from tags where name = any(${tags}::text[])) = ${tags.length}
+      and not exists (select 1 from tags t where t.name = any(${tags}::text[]) and not exists (
+        select 1 from image_tags it where it.image_id = i.id and it.tag_id = t.id))
+      and (${beforeSeq}::bigint is null or i.seq < ${beforeSeq}::bigint)
+    order by i.seq desc limit ${limit}`;
+  return rows.map((r) => r.seq);
+}
+
+const [{ seq: middle }] = await db.sql`select seq::text as seq from images order by seq desc
+                                       offset 1000 limit 1`;
+
+Deno.test("tag pages equal a plain query's, merged or probed, with and without a cursor", async () => {
+  const count = async (name: string) =>
+    (await db.sql`select image_count from tags where name = ${name}`)[0].image_count as number;
+  const [t1, t2, t150] = [await count("t1"), await count("t2"), await count("t150")];
+  assert.ok(t1 <= MERGE_MAX_RATIO * t2, `t1 (${t1}) and t2 (${t2}) are merged`);
+  assert.ok(t1 > MERGE_MAX_RATIO * t150, `t1 (${t1}) and t150 (${t150}) are probed`);
+  const cases = [
+    ["t1"],
+    ["t150"],
+    ["t1", "t2"], // similar sizes: merged
+    ["t2", "t1"],
+    ["t1", "t150"], // one rare: probed
+    ["t3", "t4", "t5"], // merged, then probed
+    ["t1", "t2", "t150"],
+    ["t7", "t9"],
+    ["t1", "no_such_tag"],
+    ["no_such_tag"],
+  ];
+  for (const tags of cases) {
+    for (const limit of [1, 51, 201]) {
+      for (const beforeSeq of [null, middle]) {
+        const got = (await listImages(db.sql, { tags, limit, beforeSeq })).map((r) => r.seq);
+        assert.deepEqual(
+          got,
+          await expected(tags, limit, beforeSeq),
+          `${tags} ${limit} ${beforeSeq}`,
+        );
+      }
+    }
+  }
+  // Paging with the cursor through a merged intersection reaches every image exactly once.
+  const all = await expected(["t1", "t2"], 20000, null);
+  assert.ok(all.length > 300, `${all.length} images carry t1 and t2`);
+  const seen: string[] = [];
+  let beforeSeq: string | null = null;
+  while (true) {
+    const rows = await listImages(db.sql, { tags: ["t1", "t2"], limit: 51, beforeSeq });
+    seen.push(...rows.map((r) => r.seq));
+    if (rows.length < 51) break;
+    beforeSeq = rows[rows.length - 1].seq;
+  }
+  assert.deepEqual(seen, all);
+});
+
+Deno.test("tag counts near the integer limit do not overflow the choice of strategy", async () => {
+  const before = await listImages(db.sql, { tags: ["t1", "t2"], limit: 51, beforeSeq: null });
+  await db.sql`update tags set image_count = 2000000000 where name in ('t1', 't2')`;
+  try {
+    const after = await listImages(db.sql, { tags: ["t1", "t2"], limit: 51, beforeSeq: null });
+    assert.deepEqual(after.map((r) => r.seq), before.map((r) => r.seq));
+  } finally {
+    await db
+      .sql`update tags t set image_count = (select count(*) from image_tags where tag_id = t.id)
+                 where name in ('t1', 't2')`;
+  }
+});
+
+Deno.test("listing statements switch to a generic plan after five executions", async () => {
+  const sql = createSql(db.url, { max: 1 }); // one connection: one set of prepared statements
+  try {
+    const pages = [
+      { tags: [], beforeSeq: null },
+      { tags: [], beforeSeq: middle },
+      { tags: ["t1"], beforeSeq: null },
+      { tags: ["t150"], beforeSeq: middle },
+      { tags: ["t2", "t3"], beforeSeq: null },
+      { tags: ["t1", "t150"], beforeSeq: middle },
+    ];
+    for (let run = 0; run < 8; run++) {
+      for (const p of pages) await listImages(sql, { ...p, limit: 51 });
+    }
+    const statements = await sql<{ statement: string; generic: number; custom: number }[]>`
+      select statement, generic_plans::int as generic, custom_plans::int as custom
+      from pg_prepared_statements
+      where statement ~ 'from images i|from image_tags d' and statement !~ 'pg_prepared'`;
+    assert.ok(statements.length >= 4, `${statements.length} statements`);
+    for (const s of statements) {
+      assert.ok(
+        s.generic > 0 && s.custom <= 5,
+        `planned afresh every time (${s.custom} custom plans, ${s.generic} generic):\n${s.statement}`,
+      );
+    }
+  } finally {
+    await sql.end();
+  }
+});
+
+addEventListener("unload", () => void db.drop());
