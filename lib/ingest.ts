@@ -152,6 +152,8 @@ async function createImage(
     throw new BusyError("Too many uploads are being processed; try again shortly");
   }
 
+  // Stored before the row's transaction, not while it runs: a transaction waiting on S3 would
+  // hold a pooled connection and the tag-count row locks other uploads need.
   let thumbKey: string | null = null;
   if (thumb.status === "fulfilled") {
     try {

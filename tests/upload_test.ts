@@ -1,5 +1,7 @@
 import assert from "node:assert/strict";
 import sharp from "sharp";
+import { ingestImage } from "../lib/ingest.ts";
+import type { ObjectStore } from "../lib/storage/mod.ts";
 import { ThumbnailPool } from "../lib/thumbnails/pool.ts";
 import { originalKey, thumbnailKey } from "../lib/storage/keys.ts";
 import { readAll } from "../lib/storage/mod.ts";
@@ -280,6 +282,59 @@ Deno.test("a database failure after storing removes the stored objects", async (
   assert.equal(objectsAfter, objectsBefore, "no object without its row");
   const pending = await svc.db.sql`select count(*)::int as n from pending_deletes`;
   assert.equal(pending[0].n, 0);
+});
+
+/** The test service's store, with its thumbnail puts replaced by `putThumbnail`. */
+function withThumbnailPut(
+  putThumbnail: (put: () => Promise<void>) => Promise<void>,
+): ObjectStore {
+  const real = svc.s3.store;
+  const store = Object.create(real) as ObjectStore;
+  store.put = (key, body, opts) =>
+    key.startsWith("thumbnails/")
+      ? putThumbnail(() => real.put(key, body, opts))
+      : real.put(key, body, opts);
+  return store;
+}
+
+Deno.test("a thumbnail that cannot be stored leaves the image without one, and nothing pending", async () => {
+  const store = withThumbnailPut(() => Promise.reject(new Error("storage refused the put")));
+  const { created, image } = await ingestImage(
+    { ...svc.services, store },
+    await makeImage(),
+    [randomTag()],
+  );
+  assert.ok(created);
+  assert.equal(image.thumbnail_key, null);
+  assert.equal(await svc.s3.store.head(thumbnailKey(image.short_id)), null);
+  assert.ok(await svc.s3.store.head(originalKey(image.short_id)));
+  const pending = await svc.db.sql`select count(*)::int as n from pending_deletes`;
+  assert.equal(pending[0].n, 0);
+  assert.ok(svc.logs.some((l) => /thumbnail not stored/.test(l)));
+});
+
+Deno.test("no transaction (and none of its locks) stays open while the thumbnail is stored", async () => {
+  let release!: () => void;
+  const released = new Promise<void>((r) => (release = r));
+  let putStarted = false;
+  const store = withThumbnailPut(async (put) => {
+    putStarted = true;
+    await released;
+    await put();
+  });
+  const ingest = ingestImage({ ...svc.services, store }, await makeImage(), [randomTag()]);
+  try {
+    while (!putStarted) await new Promise((r) => setTimeout(r, 5));
+    await new Promise((r) => setTimeout(r, 50));
+    const [{ n }] = await svc.db.sql`select count(*)::int as n from pg_stat_activity
+      where datname = current_database() and state like 'idle in transaction%'`;
+    assert.equal(n, 0, "a slow thumbnail put must not keep a transaction (and its locks) open");
+  } finally {
+    release();
+  }
+  const { created, image } = await ingest;
+  assert.ok(created);
+  assert.equal(image.thumbnail_key, thumbnailKey(image.short_id));
 });
 
 function te(s: string) {
