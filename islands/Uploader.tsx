@@ -20,7 +20,15 @@ interface Item {
 export function describeUpload({ status, body }: UploadResult): Pick<Item, "state" | "message"> {
   const detail = typeof body?.detail === "string" ? body.detail : "";
   if (status === 201) return { state: "done", message: "Uploaded" };
-  if (status === 200) return { state: "done", message: "Already here" };
+  if (status === 200) {
+    // The same content was uploaded before; the tags given were added to it.
+    const names = Array.isArray(body?.tags)
+      ? body.tags.map((t: { name?: unknown }) => t?.name).filter((n) => typeof n === "string")
+      : [];
+    if (names.length === 0) return { state: "done", message: "Already here" };
+    const shown = names.slice(0, 5).join(", ") + (names.length > 5 ? ` +${names.length - 5}` : "");
+    return { state: "done", message: `Already here, tagged ${shown}` };
+  }
   if (status === 413) {
     const max = Number(body?.max_bytes);
     return { state: "failed", message: max ? `Too large (max ${formatBytes(max)})` : "Too large" };

@@ -6,7 +6,13 @@ Deno.test("describeUpload() puts every upload outcome in words", () => {
   const say = (status: number, body: Record<string, unknown> | null = null) =>
     describeUpload({ status, body }).message;
   assert.equal(say(201, { short_id: "abcdEFGH" }), "Uploaded");
-  assert.equal(say(200, { short_id: "abcdEFGH" }), "Already here");
+  assert.equal(say(200, { short_id: "abcdEFGH", tags: [] }), "Already here");
+  const tags = (names: string[]) => names.map((name) => ({ name, image_count: 1 }));
+  assert.equal(say(200, { tags: tags(["cat", "dog"]) }), "Already here, tagged cat, dog");
+  assert.equal(
+    say(200, { tags: tags(["a", "b", "c", "d", "e", "f", "g"]) }),
+    "Already here, tagged a, b, c, d, e +2",
+  );
   assert.equal(
     say(413, { code: "upload_too_large", max_bytes: 20971520 }),
     "Too large (max 20 MB)",

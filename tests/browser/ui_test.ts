@@ -612,7 +612,7 @@ browserTest(
     const expectations: [string, string, string][] = [
       ["first.png", "done", "Uploaded"],
       ["second.jpg", "done", "Uploaded"],
-      ["again.png", "done", "Already here"],
+      ["again.png", "done", "Already here, tagged"],
       ["huge.png", "failed", "Too large (max 1 MB)"],
       ["notes.png", "failed", "Not a supported image"],
     ];
