@@ -74,14 +74,44 @@ export function markdownRows(rows: Row[]): string {
   return [head, ...body].join("\n");
 }
 
-/** Runs `fn` as a benchmark main: timing, report, and a clean exit (children are killed). */
+/** Busy and total CPU jiffies of the whole machine so far (/proc/stat). */
+async function machineJiffies(): Promise<{ busy: number; total: number }> {
+  const line = (await Deno.readTextFile("/proc/stat")).split("\n")[0];
+  const v = line.trim().split(/\s+/).slice(1).map(Number);
+  const total = v.reduce((a, b) => a + b, 0);
+  return { busy: total - v[3] - v[4], total }; // minus idle and iowait
+}
+
+/**
+ * Waits until the machine has been nearly idle (under 15% busy) for half a second, at most
+ * `maxMs`; returns how long it waited. What the previous benchmark left running (a database
+ * dropped with its checkpoint, children still exiting) otherwise lands in the next one's
+ * figures: B7's reader once took 376 ms right after B6 and 230 ms on a quiet machine.
+ */
+export async function settle(maxMs = 20_000): Promise<number> {
+  const t0 = performance.now();
+  while (performance.now() - t0 < maxMs) {
+    const a = await machineJiffies();
+    await new Promise((r) => setTimeout(r, 500));
+    const b = await machineJiffies();
+    if ((b.busy - a.busy) / Math.max(1, b.total - a.total) < 0.15) break;
+  }
+  return performance.now() - t0;
+}
+
+/**
+ * Runs `fn` as a benchmark main: waits for a quiet machine, then timing, report, and a clean
+ * exit (children are killed).
+ */
 export async function benchMain(
   id: string,
   title: string,
   fn: (notes: string[]) => Promise<Row[]>,
 ): Promise<void> {
-  const started = performance.now();
   const notes: string[] = [];
+  const waited = await settle();
+  if (waited > 1000) notes.push(`waited ${ms(waited)} for the machine to settle first`);
+  const started = performance.now();
   let rows: Row[] = [];
   try {
     rows = await fn(notes);

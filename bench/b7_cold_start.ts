@@ -9,7 +9,16 @@
 import { migrate } from "../db/migrate.ts";
 import { createSql } from "../db/client.ts";
 import { FsStore } from "../lib/storage/fs.ts";
-import { benchMain, freshDatabase, median, ms, ROOT, type Row, startS3Process } from "./_lib.ts";
+import {
+  benchMain,
+  freshDatabase,
+  median,
+  ms,
+  ROOT,
+  type Row,
+  settle,
+  startS3Process,
+} from "./_lib.ts";
 
 const MAIN_FLAGS = [
   "--allow-net",
@@ -174,6 +183,9 @@ if (import.meta.main) {
         S3_SECRET_ACCESS_KEY: "S3RVER",
       };
       await timedStart("reader.ts", READER_FLAGS, env, 120_000); // fills the module cache
+      // The embedded PostgreSQL of the main.ts starts may still be shutting down.
+      const waited = await settle();
+      if (waited > 1000) notes.push(`reader: waited ${ms(waited)} for the machine to settle`);
       const starts: StartTimes[] = [];
       for (let i = 0; i < READER_STARTS; i++) {
         starts.push(await timedStart("reader.ts", READER_FLAGS, env, 60_000));
