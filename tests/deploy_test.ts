@@ -181,3 +181,43 @@ Deno.test(".dockerignore keeps local state and build output out of the image", (
     assert.ok(ignored.includes(entry), `.dockerignore lacks ${entry}`);
   }
 });
+
+/** Inode and modification time of each package folder under node_modules/.deno. */
+async function packageFolders(): Promise<Map<string, string>> {
+  const folders = new Map<string, string>();
+  const store = `${ROOT}node_modules/.deno`;
+  for await (const pkg of Deno.readDir(store)) {
+    if (!pkg.isDirectory || pkg.name === "node_modules") continue; // not a package: hoisted links
+    const inner = `${store}/${pkg.name}/node_modules`;
+    for await (const dep of Deno.readDir(inner)) {
+      const info = await Deno.lstat(`${inner}/${dep.name}`);
+      folders.set(`${pkg.name} ${dep.name}`, `${info.ino} ${info.mtime?.getTime()}`);
+    }
+  }
+  return folders;
+}
+
+Deno.test("starting a process leaves node_modules as deno install made it", async () => {
+  // In the image the service runs as `deno` over root-owned files, and several processes may
+  // start at once from one checkout: a start that re-creates a package folder (as Deno does for
+  // `links`) fails with Permission denied there, and here races the other starts' module loads.
+  const before = await packageFolders();
+  assert.ok(before.size > 100, "sanity: node_modules is installed");
+  // The reader loads its whole module graph (postgres.js, the AWS SDK, Hono, Preact), then
+  // refuses to start without DATABASE_URL.
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "--no-prompt", "--allow-net", "--allow-env", "--allow-read=_build", "reader.ts"],
+    cwd: ROOT,
+    clearEnv: true,
+    env: Object.fromEntries(
+      ["PATH", "HOME", "DENO_DIR"].flatMap((k) => {
+        const v = Deno.env.get(k);
+        return v ? [[k, v]] : [];
+      }),
+    ),
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  assert.equal(out.code, 1, new TextDecoder().decode(out.stderr));
+  assert.deepEqual(await packageFolders(), before);
+});

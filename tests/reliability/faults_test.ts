@@ -405,7 +405,7 @@ Deno.test("a process using the service's database client survives connections ki
     clearTimeout(timer);
     const text = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
     // Upstream postgres.js 3.4.9 throws from a setImmediate callback here and the process dies;
-    // the linked copy in vendor/postgres settles the queries instead (PATCHED.md).
+    // the patched copy in vendor/postgres settles the queries instead (PATCHED.md).
     assert.ok(
       out.code === 0 && text.includes("survived"),
       `the process died (exit ${out.code}):\n${text.slice(0, 1500)}`,

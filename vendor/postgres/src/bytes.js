@@ -1,3 +1,5 @@
+// PATCHED (reaction-board): Node built-ins imported explicitly, so this runs as Deno code.
+import { Buffer } from 'node:buffer'
 const size = 256
 let buffer = Buffer.allocUnsafe(size)
 

@@ -1,5 +1,8 @@
-import os from 'os'
-import fs from 'fs'
+// @ts-self-types="../types/index.d.ts"
+// PATCHED (reaction-board): Node built-ins imported explicitly, so this runs as Deno code.
+import process from 'node:process'
+import os from 'node:os'
+import fs from 'node:fs'
 
 import {
   mergeUserTypes,

@@ -732,4 +732,5 @@ declare namespace postgres {
   }
 }
 
-export = postgres;
+// PATCHED (reaction-board): an ES default export, for this file is read as Deno code, not npm.
+export default postgres;
