@@ -178,3 +178,7 @@ Deno.test("S3_PUBLIC_BASE_URL is trimmed and both URLs join it with the object k
     );
   }
 });
+
+Deno.test("teardown: the service closes cleanly", async () => {
+  await svc.close();
+});

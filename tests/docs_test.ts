@@ -3,7 +3,6 @@ import { HttpError } from "../api/errors.ts";
 import { startService } from "./_harness/app.ts";
 
 const svc = await startService();
-addEventListener("unload", () => void svc.close());
 
 async function withDocs(value: string) {
   return await startService({ db: svc.db, s3: svc.s3, env: { API_DOCS_ENABLED: value } });
@@ -105,4 +104,8 @@ Deno.test("every request is logged as JSON with its request id, status and durat
   assert.equal(line.status, 200);
   assert.equal(line.path, "/api/v1/health");
   assert.equal(typeof line.ms, "number");
+});
+
+Deno.test("teardown: the service closes cleanly", async () => {
+  await svc.close();
 });

@@ -240,3 +240,7 @@ Deno.test("GET /tags treats SQL wildcards and quotes in q literally", async () =
   assert.deepEqual(await q("\\"), []);
   assert.deepEqual(await q(`${p}_`), []);
 });
+
+Deno.test("teardown: the service closes cleanly", async () => {
+  await svc.close();
+});

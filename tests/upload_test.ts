@@ -345,3 +345,7 @@ async function sha256(bytes: Uint8Array) {
   const d = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes as BufferSource));
   return [...d].map((b) => b.toString(16).padStart(2, "0")).join("");
 }
+
+Deno.test("teardown: the service closes cleanly", async () => {
+  await svc.close();
+});
