@@ -74,19 +74,25 @@ export function markdownRows(rows: Row[]): string {
   return [head, ...body].join("\n");
 }
 
-/** Busy and total CPU jiffies of the whole machine so far (/proc/stat). */
-async function machineJiffies(): Promise<{ busy: number; total: number }> {
+/**
+ * CPU jiffies of the whole machine so far (/proc/stat): busy (this machine's own work), steal
+ * (time the hypervisor gave to other guests while this one wanted to run) and the total.
+ */
+export async function machineJiffies(): Promise<{ busy: number; steal: number; total: number }> {
   const line = (await Deno.readTextFile("/proc/stat")).split("\n")[0];
-  const v = line.trim().split(/\s+/).slice(1).map(Number);
-  const total = v.reduce((a, b) => a + b, 0);
-  return { busy: total - v[3] - v[4], total }; // minus idle and iowait
+  // user nice system idle iowait irq softirq steal (guest time is already counted in user)
+  const [user, nice, system, idle, iowait, irq, softirq, steal = 0] = line.trim().split(/\s+/)
+    .slice(1).map(Number);
+  const busy = user + nice + system + irq + softirq;
+  return { busy, steal, total: busy + idle + iowait + steal };
 }
 
 /**
  * Waits until the machine has been nearly idle (under 15% busy) for half a second, at most
  * `maxMs`; returns how long it waited. What the previous benchmark left running (a database
  * dropped with its checkpoint, children still exiting) otherwise lands in the next one's
- * figures: B7's reader once took 376 ms right after B6 and 230 ms on a quiet machine.
+ * figures: B7's reader once took 376 ms right after B6 and 230 ms on a quiet machine. Steal is
+ * not this machine's work, so it does not count as busy.
  */
 export async function settle(maxMs = 20_000): Promise<number> {
   const t0 = performance.now();
@@ -112,6 +118,7 @@ export async function benchMain(
   const waited = await settle();
   if (waited > 1000) notes.push(`waited ${ms(waited)} for the machine to settle first`);
   const started = performance.now();
+  const before = await machineJiffies();
   let rows: Row[] = [];
   try {
     rows = await fn(notes);
@@ -122,6 +129,12 @@ export async function benchMain(
     await stopAllChildren();
   }
   const seconds = (performance.now() - started) / 1000;
+  const after = await machineJiffies();
+  const stolen = (after.steal - before.steal) / Math.max(1, after.total - before.total);
+  notes.push(
+    `CPU steal during this benchmark: ${(100 * stolen).toFixed(0)}% of the machine's CPU time ` +
+      `went to other guests of the host (/proc/stat), time these figures could not use`,
+  );
   await report({ id, title, rows, notes, seconds });
   Deno.exit(0);
 }

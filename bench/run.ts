@@ -4,7 +4,7 @@
  * table and writes bench/RESULTS.md (with the date, the machine's cores and the command).
  * `deno task bench b3 b5` runs only those.
  */
-import { type BenchResult, markdownRows, RESULTS_DIR, ROOT } from "./_lib.ts";
+import { type BenchResult, machineJiffies, markdownRows, RESULTS_DIR, ROOT } from "./_lib.ts";
 
 const BENCHES: [string, string][] = [
   ["b1", "bench/b1_thumbnails.ts"],
@@ -42,6 +42,7 @@ const selected = BENCHES.filter(([id]) => only.length === 0 || only.includes(id)
 const started = performance.now();
 const date = new Date().toISOString();
 const loadBefore = Deno.loadavg().map((v) => v.toFixed(2)).join(" ");
+const jiffiesBefore = await machineJiffies();
 await Deno.mkdir(RESULTS_DIR, { recursive: true });
 
 const seedStarted = performance.now();
@@ -76,6 +77,9 @@ for (const [id, script] of selected) {
 }
 const total = (performance.now() - started) / 1000;
 const loadAfter = Deno.loadavg().map((v) => v.toFixed(2)).join(" ");
+const jiffiesAfter = await machineJiffies();
+const steal = (jiffiesAfter.steal - jiffiesBefore.steal) /
+  Math.max(1, jiffiesAfter.total - jiffiesBefore.total);
 
 const cores = await text("nproc", []);
 const cpu = (await text("sh", ["-c", "grep -m1 'model name' /proc/cpuinfo | cut -d: -f2"])) || "?";
@@ -114,6 +118,9 @@ const md = [
   `- command: \`${command}\``,
   `- load average (1/5/15 min) at the start ${loadBefore}, at the end ${loadAfter} (the benchmarks`,
   "  keep both cores busy themselves; anything above that is other work on the machine)",
+  `- CPU steal over the run: ${(100 * steal).toFixed(0)}% of the machine's CPU time went to other`,
+  "  guests of the host (/proc/stat): a virtual machine whose cores were not there when it wanted",
+  "  them. Each benchmark's notes give its own share.",
   `- total run time: ${total.toFixed(0)} s (seeding step ${seedSeconds.toFixed(0)} s${
     seedCode ? `, exit code ${seedCode}` : ""
   })`,
