@@ -14,7 +14,12 @@ import { tagRoutes } from "./tags.ts";
 
 /** The read API and the read model it was built on (the pages share it). */
 export function createReadApi(services: Services, read?: ReadModel) {
-  const model = read ?? createReadModel(services.sql, services.config.S3_PUBLIC_BASE_URL);
+  const model = read ??
+    createReadModel(
+      services.sql,
+      services.config.S3_PUBLIC_BASE_URL,
+      services.config.LISTING_CACHE_ENTRIES,
+    );
   const api = newRouter();
   api.openAPIRegistry.registerComponent("securitySchemes", "bearer", {
     type: "oauth2",

@@ -52,6 +52,15 @@ export function isDatabaseUnavailable(e: unknown): boolean {
 }
 
 /**
+ * The database's current snapshot as text: equal values mean that nothing was written in between
+ * (lib/snapshot_cache.ts). Any write anywhere on the server changes it.
+ */
+export async function databaseSnapshot(sql: Sql): Promise<string> {
+  const [row] = await sql<{ snapshot: string }[]>`select pg_current_snapshot()::text as snapshot`;
+  return row.snapshot;
+}
+
+/**
  * Runs a read, once more if its connection turned out to be dead (a pool connection the server
  * terminated while idle fails its next query; the retry takes a fresh one). Reads only: a write
  * whose connection died may have committed.

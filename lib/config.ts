@@ -69,6 +69,7 @@ const schema = z.object({
   MAX_IMAGE_PIXELS: int(1).default(50_000_000),
   THUMBNAIL_WORKERS: int(1, 64).default(defaultWorkers),
   DELIVERY_CACHE_MB: int(0, 65_536).default(64),
+  LISTING_CACHE_ENTRIES: int(0, 100_000).default(256),
   ADMIN_USERNAME: z.preprocess(emptyToUndefined, z.string().default("admin")),
   ADMIN_PASSWORD: optionalString,
   JWT_SECRET: z.preprocess(

@@ -29,6 +29,7 @@ Deno.test("loadConfig() gives DESIGN.md's defaults for an empty environment", ()
   assert.equal(c.MAX_IMAGE_PIXELS, 50_000_000);
   assert.equal(c.THUMBNAIL_WORKERS, Math.max(1, navigator.hardwareConcurrency - 1));
   assert.equal(c.DELIVERY_CACHE_MB, 64);
+  assert.equal(c.LISTING_CACHE_ENTRIES, 256);
   assert.equal(c.ADMIN_USERNAME, "admin");
   assert.equal(c.ACCESS_TOKEN_TTL_SECONDS, 43_200);
   assert.equal(c.LOGIN_MAX_FAILURES, 5);
@@ -56,6 +57,7 @@ Deno.test("loadConfig() reads every variable", () => {
     MAX_IMAGE_PIXELS: "2000",
     THUMBNAIL_WORKERS: "3",
     DELIVERY_CACHE_MB: "0",
+    LISTING_CACHE_ENTRIES: "0",
     ADMIN_USERNAME: "root",
     ACCESS_TOKEN_TTL_SECONDS: "600",
     LOGIN_MAX_FAILURES: "3",
@@ -79,6 +81,7 @@ Deno.test("loadConfig() reads every variable", () => {
   assert.equal(c.MAX_IMAGE_PIXELS, 2000);
   assert.equal(c.THUMBNAIL_WORKERS, 3);
   assert.equal(c.DELIVERY_CACHE_MB, 0);
+  assert.equal(c.LISTING_CACHE_ENTRIES, 0);
   assert.equal(c.ADMIN_USERNAME, "root");
   assert.equal(c.ADMIN_PASSWORD, "pw");
   assert.equal(c.JWT_SECRET, "x".repeat(32));
@@ -138,6 +141,7 @@ Deno.test("loadConfig() names the variable of each bad value", () => {
   badValue({ THUMBNAIL_WORKERS: "0" }, "THUMBNAIL_WORKERS");
   badValue({ THUMBNAIL_WORKERS: "1.5" }, "THUMBNAIL_WORKERS");
   badValue({ DELIVERY_CACHE_MB: "-1" }, "DELIVERY_CACHE_MB");
+  badValue({ LISTING_CACHE_ENTRIES: "-1" }, "LISTING_CACHE_ENTRIES");
   badValue({ JWT_SECRET: "short" }, "JWT_SECRET");
   badValue({ ACCESS_TOKEN_TTL_SECONDS: "soon" }, "ACCESS_TOKEN_TTL_SECONDS");
   badValue({ LOGIN_MAX_FAILURES: "0" }, "LOGIN_MAX_FAILURES");

@@ -1,8 +1,9 @@
 /** The read side: database rows shaped into the API's JSON, for the API and the pages alike. */
-import { retryRead, type Sql } from "../db/client.ts";
+import { databaseSnapshot, retryRead, type Sql } from "../db/client.ts";
 import { getImageByShortId, type ImageWithTags, listImages } from "../db/images.ts";
 import { listTags } from "../db/tags.ts";
 import { isShortId } from "./short_id.ts";
+import { SnapshotCache } from "./snapshot_cache.ts";
 import { imageUrls } from "./storage/keys.ts";
 import type { ImageDto, ImagePage, ListImagesQuery, ReadModel } from "./types.ts";
 
@@ -45,20 +46,34 @@ export function toImageDto(row: ImageWithTags, publicBase: string | undefined): 
   };
 }
 
-/** The ReadModel over PostgreSQL. */
-export function createReadModel(sql: Sql, publicBase: string | undefined): ReadModel {
+/**
+ * The ReadModel over PostgreSQL. Up to `listingCacheEntries` image list pages are kept while the
+ * database has not changed: a page costs the database about 50 index lookups for the images'
+ * tags, and the newest page and the popular tags' pages are what everyone asks for. Each request
+ * still asks the database for its snapshot, so a page is never older than a fresh query's.
+ */
+export function createReadModel(
+  sql: Sql,
+  publicBase: string | undefined,
+  listingCacheEntries = 0,
+): ReadModel {
+  const listings = new SnapshotCache<ImagePage>(listingCacheEntries);
+  const loadPage = async (tags: string[], limit: number, beforeSeq: string | null) => {
+    const rows = await retryRead(() => listImages(sql, { tags, limit: limit + 1, beforeSeq }));
+    const items = rows.slice(0, limit);
+    const more = rows.length > limit;
+    return {
+      items: items.map((r) => toImageDto(r, publicBase)),
+      next_cursor: more ? encodeCursor(items[items.length - 1].seq) : null,
+    };
+  };
   return {
     async listImages(q: ListImagesQuery): Promise<ImagePage> {
       const beforeSeq = q.cursor ? decodeCursor(q.cursor) : null;
-      const rows = await retryRead(() =>
-        listImages(sql, { tags: q.tags, limit: q.limit + 1, beforeSeq })
-      );
-      const items = rows.slice(0, q.limit);
-      const more = rows.length > q.limit;
-      return {
-        items: items.map((r) => toImageDto(r, publicBase)),
-        next_cursor: more ? encodeCursor(items[items.length - 1].seq) : null,
-      };
+      if (listings.maxEntries === 0) return await loadPage(q.tags, q.limit, beforeSeq);
+      const key = JSON.stringify([[...q.tags].sort(), q.limit, beforeSeq]);
+      const snapshot = await retryRead(() => databaseSnapshot(sql));
+      return await listings.get(key, snapshot, () => loadPage(q.tags, q.limit, beforeSeq));
     },
     async getImage(shortId: string) {
       if (!isShortId(shortId)) return null;
