@@ -31,7 +31,16 @@ export interface RenderOptions {
   status?: number;
   /** Include the sign-in state island in the header (default true). */
   authNav?: boolean;
+  /**
+   * What the body shows, when that is an object shared unchanged between requests (a page of the
+   * read model's listing cache, lib/snapshot_cache.ts): the HTML is then rendered once per URL
+   * and reused for as long as that object is kept.
+   */
+  memo?: object;
 }
+
+/** At most this many URLs (query strings) are remembered per memo object. */
+const MEMO_URLS = 8;
 
 /** Renders `body` inside the layout into an HTML response. */
 export type Render = (c: Context, body: VNode, opts: RenderOptions) => Response;
@@ -56,17 +65,25 @@ export interface RendererOptions {
 /** The renderer of the pages; reads `{assetsDir}/manifest.json` once (every time in dev). */
 export function createRenderer(opts: RendererOptions): Render {
   const fixed: Manifest | null = opts.dev ? null : loadManifest(opts.assetsDir);
-  return (c, body, { title, status = 200, authNav = true }) => {
-    const manifest = fixed ?? loadManifest(opts.assetsDir);
+  // The HTML is a function of the URL and the memo object alone (the manifest is fixed outside
+  // dev); entries go when their object is dropped from the listing cache.
+  const memos = new WeakMap<object, Map<string, string>>();
+  return (c, body, { title, status = 200, authNav = true, memo }) => {
     const url = new URL(c.req.url);
-    const page = renderPage(
-      <Layout path={url.pathname + url.search} authNav={authNav} docs={opts.docsEnabled}>
-        {body}
-      </Layout>,
-      { title: `${title} · Reactions`, manifest, status },
-    );
+    const path = url.pathname + url.search;
+    const kept = memo && fixed ? memos.get(memo) ?? new Map<string, string>() : null;
+    let html = kept?.get(path);
+    if (html === undefined) {
+      html = renderPage(
+        <Layout path={path} authNav={authNav} docs={opts.docsEnabled}>
+          {body}
+        </Layout>,
+        { title: `${title} · Reactions`, manifest: fixed ?? loadManifest(opts.assetsDir), status },
+      ).html;
+      if (memo && kept && kept.size < MEMO_URLS) memos.set(memo, kept.set(path, html));
+    }
     const headers = new Headers(PAGE_HEADERS);
     headers.set("Content-Type", "text/html; charset=utf-8");
-    return new Response(c.req.method === "HEAD" ? null : page.html, { status, headers });
+    return new Response(c.req.method === "HEAD" ? null : html, { status, headers });
   };
 }

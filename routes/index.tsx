@@ -24,6 +24,6 @@ export const handler: PageHandler = async (c, { read, render }) => {
       <h1 class="visually-hidden">{title}</h1>
       <Library initial={{ items, next_cursor: page.next_cursor }} tags={tags} limit={PAGE_SIZE} />
     </>,
-    { title },
+    { title, memo: page },
   );
 };

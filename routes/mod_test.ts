@@ -151,3 +151,25 @@ Deno.test("the library page ships at most 15 KB of gzipped JavaScript", async ()
   console.log(`library page JavaScript: ${urls.length} files, ${total} bytes gzipped`);
   assert.ok(total <= 15 * 1024, `${total} bytes`);
 });
+
+Deno.test("the library renders a page object shared between requests once per URL", async () => {
+  // The read model's listing cache hands out the same object while the database is unchanged.
+  let page = { items: [fakeImage(1, ["first"])], next_cursor: null };
+  const shared: ReadModel = { ...fakeReadModel(images), listImages: () => Promise.resolve(page) };
+  const app = pages(shared);
+  const first = (await get("/", app)).html;
+  assert.ok(first.includes("first"));
+  // Mutated in place (which the cache never does): the memo serves what was rendered.
+  page.items[0] = fakeImage(1, ["changed"]);
+  assert.equal((await get("/", app)).html, first);
+  // Another URL is another rendering, of the object as it is now.
+  assert.ok((await get("/?x=1", app)).html.includes("changed"));
+  // A new object (the database changed) is rendered afresh.
+  page = { items: [fakeImage(1, ["second"])], next_cursor: null };
+  assert.ok((await get("/", app)).html.includes("second"));
+  // In dev every request renders.
+  const dev = createPagesApp({ read: shared, assetsDir, dev: true });
+  const before = (await get("/", dev)).html;
+  page.items[0] = fakeImage(1, ["third"]);
+  assert.notEqual((await get("/", dev)).html, before);
+});
