@@ -5,7 +5,7 @@ import { listTags } from "../db/tags.ts";
 import { isShortId } from "./short_id.ts";
 import { SnapshotCache } from "./snapshot_cache.ts";
 import { imageUrls } from "./storage/keys.ts";
-import type { ImageDto, ImagePage, ListImagesQuery, ReadModel } from "./types.ts";
+import type { ImageDto, ImagePage, ListImagesQuery, ReadModel, TagDto } from "./types.ts";
 
 /** A cursor that cannot be read (the API answers 422). */
 export class BadCursorError extends Error {
@@ -47,10 +47,11 @@ export function toImageDto(row: ImageWithTags, publicBase: string | undefined): 
 }
 
 /**
- * The ReadModel over PostgreSQL. Up to `listingCacheEntries` image list pages are kept while the
- * database has not changed: a page costs the database about 50 index lookups for the images'
- * tags, and the newest page and the popular tags' pages are what everyone asks for. Each request
- * still asks the database for its snapshot, so a page is never older than a fresh query's.
+ * The ReadModel over PostgreSQL. Up to `listingCacheEntries` image list pages, and as many tag
+ * lists, are kept while the database has not changed: a page costs the database about 50 index
+ * lookups for the images' tags, and the newest page, the popular tags' pages and the tag browser
+ * are what everyone asks for. Each request still asks the database for its snapshot, so a list is
+ * never older than a fresh query's.
  */
 export function createReadModel(
   sql: Sql,
@@ -58,6 +59,13 @@ export function createReadModel(
   listingCacheEntries = 0,
 ): ReadModel {
   const listings = new SnapshotCache<ImagePage>(listingCacheEntries);
+  const tagLists = new SnapshotCache<TagDto[]>(listingCacheEntries);
+  /** `load()`, or what it returned for `key` while the database has not changed. */
+  const cached = async <T>(cache: SnapshotCache<T>, key: string, load: () => Promise<T>) => {
+    if (cache.maxEntries === 0) return await load();
+    const snapshot = await retryRead(() => databaseSnapshot(sql));
+    return await cache.get(key, snapshot, load);
+  };
   const loadPage = async (tags: string[], limit: number, beforeSeq: string | null) => {
     const rows = await retryRead(() => listImages(sql, { tags, limit: limit + 1, beforeSeq }));
     const items = rows.slice(0, limit);
@@ -70,16 +78,19 @@ export function createReadModel(
   return {
     async listImages(q: ListImagesQuery): Promise<ImagePage> {
       const beforeSeq = q.cursor ? decodeCursor(q.cursor) : null;
-      if (listings.maxEntries === 0) return await loadPage(q.tags, q.limit, beforeSeq);
       const key = JSON.stringify([[...q.tags].sort(), q.limit, beforeSeq]);
-      const snapshot = await retryRead(() => databaseSnapshot(sql));
-      return await listings.get(key, snapshot, () => loadPage(q.tags, q.limit, beforeSeq));
+      return await cached(listings, key, () => loadPage(q.tags, q.limit, beforeSeq));
     },
     async getImage(shortId: string) {
       if (!isShortId(shortId)) return null;
       const row = await retryRead(() => getImageByShortId(sql, shortId));
       return row ? toImageDto(row, publicBase) : null;
     },
-    listTags: (q) => retryRead(() => listTags(sql, q)),
+    listTags: (q) =>
+      cached(
+        tagLists,
+        JSON.stringify([q.q ?? null, q.sort, q.min_count ?? null, q.limit, q.offset]),
+        () => retryRead(() => listTags(sql, q)),
+      ),
   };
 }

@@ -13,12 +13,13 @@ const auth = await authHeader(svc.app);
 
 /** A read model on its own connections, counting the image list statements it runs. */
 function countingReadModel(entries: number) {
-  const counter = { listings: 0 };
+  const counter = { listings: 0, tagLists: 0 };
   const sql = postgres(svc.db.url, {
     max: 4,
     onnotice: () => {},
     debug: (_conn, query) => {
       if (query.includes("json_agg(")) counter.listings++; // every image listing
+      if (query.includes("select name, image_count from tags")) counter.tagLists++;
     },
   });
   return { read: createReadModel(sql, undefined, entries), counter, sql };
@@ -81,6 +82,26 @@ Deno.test("pages of different queries are kept apart; tag order does not matter"
     const next = await read.listImages({ tags: [x], limit: 1, cursor: one.next_cursor });
     assert.deepEqual(ids(next), [both.short_id]);
     assert.equal(counter.listings, 4, "[y, x] was the page of [x, y]");
+  } finally {
+    await sql.end();
+  }
+});
+
+Deno.test("tag lists are kept the same way, and a new tag shows at once", async () => {
+  const prefix = randomTag("tl");
+  await newImage([`${prefix}_a`]);
+  const { read, counter, sql } = countingReadModel(16);
+  try {
+    const q = { q: prefix, sort: "name" as const, limit: 10, offset: 0 };
+    const names = (tags: { name: string }[]) => tags.map((t) => t.name);
+    assert.deepEqual(names(await read.listTags(q)), [`${prefix}_a`]);
+    assert.deepEqual(names(await read.listTags(q)), [`${prefix}_a`]);
+    assert.equal(counter.tagLists, 1);
+    await read.listTags({ ...q, sort: "count_desc" });
+    assert.equal(counter.tagLists, 2, "another query is another entry");
+    await newImage([`${prefix}_b`]);
+    assert.deepEqual(names(await read.listTags(q)), [`${prefix}_a`, `${prefix}_b`]);
+    assert.equal(counter.tagLists, 3);
   } finally {
     await sql.end();
   }
