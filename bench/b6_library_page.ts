@@ -33,7 +33,7 @@ if (import.meta.main) {
         await uploadNew(svc.base, auth, jpeg, [`tag${i % 7}`, `group${i % 3}`, "bench"]);
       }
       /** Page and JSON requests per second on `base`, in alternating rounds. */
-      async function compare(base: string) {
+      const compare = async (base: string) => {
         const page = () => fetch(`${base}/`);
         const api = () => fetch(`${base}/api/v1/images?limit=50`);
         const html = await (await page()).text();
@@ -67,7 +67,7 @@ if (import.meta.main) {
           apiRps: totals.api.n / (totals.api.ms / 1000),
           note,
         };
-      }
+      };
 
       const cached = await compare(svc.base);
       notes.push(cached.note);
