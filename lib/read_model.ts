@@ -58,14 +58,9 @@ export function createReadModel(
   publicBase: string | undefined,
   listingCacheEntries = 0,
 ): ReadModel {
-  const listings = new SnapshotCache<ImagePage>(listingCacheEntries);
-  const tagLists = new SnapshotCache<TagDto[]>(listingCacheEntries);
-  /** `load()`, or what it returned for `key` while the database has not changed. */
-  const cached = async <T>(cache: SnapshotCache<T>, key: string, load: () => Promise<T>) => {
-    if (cache.maxEntries === 0) return await load();
-    const snapshot = await retryRead(() => databaseSnapshot(sql));
-    return await cache.get(key, snapshot, load);
-  };
+  const snapshot = () => retryRead(() => databaseSnapshot(sql));
+  const listings = new SnapshotCache<ImagePage>(listingCacheEntries, snapshot);
+  const tagLists = new SnapshotCache<TagDto[]>(listingCacheEntries, snapshot);
   const loadPage = async (tags: string[], limit: number, beforeSeq: string | null) => {
     const rows = await retryRead(() => listImages(sql, { tags, limit: limit + 1, beforeSeq }));
     const items = rows.slice(0, limit);
@@ -79,7 +74,7 @@ export function createReadModel(
     async listImages(q: ListImagesQuery): Promise<ImagePage> {
       const beforeSeq = q.cursor ? decodeCursor(q.cursor) : null;
       const key = JSON.stringify([[...q.tags].sort(), q.limit, beforeSeq]);
-      return await cached(listings, key, () => loadPage(q.tags, q.limit, beforeSeq));
+      return await listings.get(key, () => loadPage(q.tags, q.limit, beforeSeq));
     },
     async getImage(shortId: string) {
       if (!isShortId(shortId)) return null;
@@ -87,8 +82,7 @@ export function createReadModel(
       return row ? toImageDto(row, publicBase) : null;
     },
     listTags: (q) =>
-      cached(
-        tagLists,
+      tagLists.get(
         JSON.stringify([q.q ?? null, q.sort, q.min_count ?? null, q.limit, q.offset]),
         () => retryRead(() => listTags(sql, q)),
       ),

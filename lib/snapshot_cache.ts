@@ -1,7 +1,7 @@
 /**
  * Results kept for as long as the database provably has not changed.
  *
- * Each lookup carries the database's current snapshot (`pg_current_snapshot()`: the oldest
+ * Each lookup reads the database's current snapshot (`pg_current_snapshot()`: the oldest
  * running transaction, the next transaction ID, and the ones in progress). Any write assigns a
  * transaction ID, and any commit or abort takes one out of progress, so two equal snapshots mean
  * nothing was written in between: a result loaded after the first is exactly what a query at the
@@ -16,17 +16,21 @@
 export class SnapshotCache<T> {
   #entries = new Map<string, { snapshot: string; value: Promise<T> }>();
 
-  /** `maxEntries` 0 keeps nothing: every lookup loads. */
-  constructor(readonly maxEntries: number) {}
+  /**
+   * `snapshot()` reads the database's snapshot, before every load. `maxEntries` 0 keeps nothing:
+   * every lookup loads, without reading the snapshot.
+   */
+  constructor(readonly maxEntries: number, private readonly snapshot: () => Promise<string>) {}
 
-  /** The value of `key` at `snapshot`: kept from an earlier load at that snapshot, or `load()`. */
-  get(key: string, snapshot: string, load: () => Promise<T>): Promise<T> {
-    if (this.maxEntries === 0) return load();
+  /** The value of `key` now: kept from an earlier load at the current snapshot, or `load()`. */
+  async get(key: string, load: () => Promise<T>): Promise<T> {
+    if (this.maxEntries === 0) return await load();
+    const snapshot = await this.snapshot();
     const kept = this.#entries.get(key);
     this.#entries.delete(key);
     if (kept?.snapshot === snapshot) {
       this.#entries.set(key, kept); // now the most recently used
-      return kept.value;
+      return await kept.value;
     }
     const entry = { snapshot, value: load() };
     this.#entries.set(key, entry);
@@ -36,7 +40,7 @@ export class SnapshotCache<T> {
     entry.value.catch(() => {
       if (this.#entries.get(key) === entry) this.#entries.delete(key);
     });
-    return entry.value;
+    return await entry.value;
   }
 
   /** How many entries are kept. */
