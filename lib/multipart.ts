@@ -1,9 +1,9 @@
 /**
  * A small multipart/form-data parser for uploads. The body is collected into one buffer (the
- * caller caps its size) and the boundaries are found by `indexOfBytes`, which lets the native
- * TypedArray#indexOf skip to each candidate first byte: about 4.5 ms for a 5.3 MB body, where
- * node:buffer's indexOf (JavaScript under Deno) took 32 ms and the platform's formData() more,
- * all of it on the event loop. The file's bytes are a view into the body: no copy.
+ * caller caps its size) and the boundaries are found by `indexOfBytes`: under a millisecond for a
+ * 5.3 MB body, where node:buffer's indexOf (JavaScript under Deno) took 32 ms and the platform's
+ * formData() more, all of it on the event loop. The file's bytes are a view into the body: no
+ * copy.
  */
 
 /** One part of the form. */
@@ -40,15 +40,38 @@ function param(header: string, key: string): string | null {
   return m[1] !== undefined ? m[1].replace(/\\(.)/g, "$1") : m[2];
 }
 
-/** The first index of `needle` in `hay` at or after `from`, or -1. */
+/**
+ * The first index of `needle` in `hay` at or after `from`, or -1. A boundary line (16 bytes or
+ * more) is found by Horspool's method: each step reads the byte under the needle's last position
+ * and skips as far as that byte allows. In 5.3 MB of random bytes a 37-byte boundary line took
+ * 0.6 ms, where jumping between candidate first bytes with the native indexOf took 2.8 ms.
+ * Shorter needles, whose skips are short, keep the native first-byte jumps.
+ */
 export function indexOfBytes(hay: Uint8Array, needle: Uint8Array, from = 0): number {
-  const first = needle[0];
   const last = needle.length - 1;
+  if (last >= 15) return horspool(hay, needle, from);
+  const first = needle[0];
   for (let i = hay.indexOf(first, from); i !== -1; i = hay.indexOf(first, i + 1)) {
     if (i + last >= hay.length) return -1;
     let j = 1;
     while (j <= last && hay[i + j] === needle[j]) j++;
     if (j > last) return i;
+  }
+  return -1;
+}
+
+function horspool(hay: Uint8Array, needle: Uint8Array, from: number): number {
+  const last = needle.length - 1;
+  // How far the window may move when this byte is under its last position (at most 255,
+  // enough for the longest boundary RFC 2046 allows, 70 characters, and its prefix).
+  const skip = new Uint8Array(256).fill(Math.min(last + 1, 255));
+  for (let i = 0; i < last; i++) skip[needle[i]] = Math.min(last - i, 255);
+  const lastByte = needle[last];
+  for (let i = Math.max(from, 0); i + last < hay.length; i += skip[hay[i + last]]) {
+    if (hay[i + last] !== lastByte) continue;
+    let j = 0;
+    while (j < last && hay[i + j] === needle[j]) j++;
+    if (j === last) return i;
   }
   return -1;
 }

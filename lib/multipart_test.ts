@@ -57,3 +57,27 @@ Deno.test("indexOfBytes() finds a pattern, including overlaps and at the very en
   assert.equal(indexOfBytes(te("abcabc"), te("abc"), 1), 3);
   assert.equal(indexOfBytes(te(""), te("a")), -1);
 });
+
+Deno.test("indexOfBytes() agrees with a naive search for boundary-length needles", () => {
+  const naive = (hay: Uint8Array, needle: Uint8Array, from: number) => {
+    outer: for (let i = from; i + needle.length <= hay.length; i++) {
+      for (let j = 0; j < needle.length; j++) if (hay[i + j] !== needle[j]) continue outer;
+      return i;
+    }
+    return -1;
+  };
+  // A three-letter alphabet makes near-misses and overlapping matches common.
+  let seed = 7;
+  const rand = (n: number) => (seed = (seed * 1103515245 + 12345) % 2 ** 31) % n;
+  const word = (n: number) => Uint8Array.from({ length: n }, () => 0x61 + rand(3));
+  for (let round = 0; round < 300; round++) {
+    const needle = word(16 + rand(60));
+    const hay = word(rand(2000));
+    // Plant the needle (or most of it) somewhere, sometimes overlapping itself.
+    for (let k = rand(3); k > 0 && hay.length > needle.length; k--) {
+      hay.set(needle.subarray(0, needle.length - rand(2)), rand(hay.length - needle.length));
+    }
+    const from = rand(50);
+    assert.equal(indexOfBytes(hay, needle, from), naive(hay, needle, from), `round ${round}`);
+  }
+});
