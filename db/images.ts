@@ -7,6 +7,7 @@ import type { ImageDto } from "../lib/types.ts";
 import type { Sql } from "./client.ts";
 import { transaction } from "./client.ts";
 import { ensureTags } from "./tags.ts";
+import { forgetKeysOf } from "./pending_deletes.ts";
 
 /** An image row: the API's fields it stores, plus the UUID and keyset position kept inside. */
 export interface ImageRow
@@ -177,27 +178,48 @@ async function linkTags(
 }
 
 /**
- * Inserts a new image with its tags, unless one with the same hash exists: then returns null
- * (the caller adds the tags to the existing one). `onInserted` runs inside the transaction.
+ * Inserts a new image with its tags, unless one with the same hash exists, and returns it as
+ * stored; null when the hash was taken (the caller adds the tags to the existing image).
+ * `pendingKeys` leave pending_deletes in the same transaction, and only if the row went in.
+ *
+ * No statement needs another's result (each finds the new row by its short ID), so they all go
+ * out in one round trip between BEGIN and COMMIT: postgres.js pipelines queries sent before
+ * their replies. Awaited one by one, the six statements and a read after the commit took 3-13 ms
+ * on a loaded machine, after the thumbnail, on the upload's critical path (bench B2). Each
+ * statement still takes its own snapshot, so the links see a tag that a concurrent upload
+ * committed while ours waited on it; they go in by tag ID, the order that tag counts are locked in.
  */
-export function insertImage(
+export async function insertImage(
   sql: Sql,
   img: NewImage,
   tagNames: string[],
-  onInserted?: (tx: postgres.TransactionSql) => Promise<unknown>,
-): Promise<boolean> {
-  return transaction(sql, async (tx) => {
-    const rows = await tx<{ id: string; seq: string }[]>`
-      insert into images (short_id, hash, content_type, size_bytes, width, height, thumbnail_key)
-      values (${img.shortId}, ${img.hash}, ${img.contentType}, ${img.sizeBytes}, ${img.width},
-              ${img.height}, ${img.thumbnailKey})
-      on conflict (hash) do nothing
-      returning id, seq::text as seq`;
-    if (rows.length === 0) return false;
-    await linkTags(tx, rows[0], tagNames);
-    await onInserted?.(tx);
-    return true;
+  pendingKeys: string[] = [],
+): Promise<ImageWithTags | null> {
+  const results = await transaction(sql, (tx) => {
+    const statements: postgres.PendingQuery<postgres.Row[]>[] = [
+      tx`insert into images (short_id, hash, content_type, size_bytes, width, height, thumbnail_key)
+        values (${img.shortId}, ${img.hash}, ${img.contentType}, ${img.sizeBytes}, ${img.width},
+                ${img.height}, ${img.thumbnailKey})
+        on conflict (hash) do nothing`,
+    ];
+    if (tagNames.length > 0) {
+      statements.push(
+        tx`insert into tags (name) select unnest(${tagNames}::text[]) on conflict (name) do nothing`,
+        tx`insert into image_tags (image_id, tag_id, image_seq)
+          select i.id, t.id, i.seq from images i join tags t on t.name = any(${tagNames}::text[])
+          where i.short_id = ${img.shortId}
+          order by t.id
+          on conflict do nothing`,
+      );
+    }
+    if (pendingKeys.length > 0) statements.push(forgetKeysOf(tx, img.shortId, pendingKeys));
+    statements.push(
+      tx`select ${COLUMNS(tx)}, ${TAGS(tx)} from images i where i.short_id = ${img.shortId}`,
+    );
+    return Promise.all(statements);
   });
+  const [row] = results.at(-1) as unknown as ImageWithTags[];
+  return row ?? null;
 }
 
 /**

@@ -20,6 +20,15 @@ export async function clearDeletes(tx: postgres.TransactionSql | Sql, keys: stri
 }
 
 /**
+ * The statement that forgets `keys` if the image `shortId` exists, for an upload's insert
+ * transaction to pipeline after its insert. Like every postgres.js query it runs when awaited.
+ */
+export function forgetKeysOf(tx: postgres.TransactionSql, shortId: string, keys: string[]) {
+  return tx`delete from pending_deletes where key = any(${keys}::text[])
+    and exists (select 1 from images where short_id = ${shortId})`;
+}
+
+/**
  * Claims up to `limit` due keys; other replicas skip the claimed ones. A key whose image row
  * exists after all (an upload whose commit reply was lost) is forgotten, never deleted.
  */

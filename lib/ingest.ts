@@ -170,9 +170,9 @@ async function createImage(
     });
   }
 
-  let inserted: boolean;
+  let image: ImageWithTags | null;
   try {
-    inserted = await insertImage(
+    image = await insertImage(
       sql,
       {
         shortId,
@@ -184,7 +184,7 @@ async function createImage(
         thumbnailKey: thumbKey,
       },
       tags,
-      (tx) => clearDeletes(tx, keys),
+      keys,
     );
   } catch (err) {
     // A lost connection leaves the outcome unknown: the row may have committed. The objects then
@@ -193,11 +193,9 @@ async function createImage(
     if (!isDatabaseUnavailable(err)) await removeObjects();
     throw err;
   }
-  if (!inserted) {
+  if (!image) {
     await removeObjects();
     return null;
   }
-  const image = await getImageByHash(sql, hash);
-  if (!image) return null; // deleted in the instant since: the caller retries
   return { created: true, image };
 }
