@@ -28,10 +28,53 @@ export function tooLarge(maxBytes: number): HttpError {
 
 /**
  * Reads the whole body, refusing it with 413 as soon as it passes `limit` bytes. With a
- * Content-Length (already checked against the limit) the chunks go straight into one buffer of
- * that size, so the upload is held in memory once rather than twice.
+ * Content-Length (already checked against the limit) the body is read into one buffer of that
+ * size, so the upload is held in memory once rather than twice.
  */
-async function readCapped(
+function readCapped(
+  body: ReadableStream<Uint8Array>,
+  limit: number,
+  maxBytes: number,
+  declared: number | null,
+): Promise<Uint8Array> {
+  if (declared !== null) {
+    let reader: ReadableStreamBYOBReader | null = null;
+    try {
+      reader = body.getReader({ mode: "byob" });
+    } catch {
+      // Not a byte stream (a Request built in-process): read its chunks instead.
+    }
+    if (reader) return readExactly(reader, declared);
+  }
+  return readChunks(body, limit, maxBytes, declared);
+}
+
+/**
+ * Reads exactly `length` bytes, the stream writing straight into the buffer (Deno's request
+ * bodies are byte streams). For a 5.3 MB upload this took 1.7-2.2 ms of the event loop where
+ * copying its 64 KB chunks took 7.1-7.6 ms, before the thumbnail can start (bench B2).
+ */
+async function readExactly(reader: ReadableStreamBYOBReader, length: number) {
+  let buffer = new ArrayBuffer(length);
+  let at = 0;
+  try {
+    while (at < length) {
+      const { value, done } = await reader.read(new Uint8Array(buffer, at, length - at));
+      if (done) throw new Error("the body is shorter than its Content-Length");
+      // Each read transfers the buffer; the view it returns holds it now.
+      buffer = value.buffer as ArrayBuffer;
+      at += value.length;
+    }
+    const { done } = await reader.read(new Uint8Array(1));
+    if (!done) throw new Error("the body is longer than its Content-Length");
+    return new Uint8Array(buffer);
+  } catch (e) {
+    await reader.cancel().catch(() => {});
+    throw e;
+  }
+}
+
+async function readChunks(
   body: ReadableStream<Uint8Array>,
   limit: number,
   maxBytes: number,

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { HttpError } from "./errors.ts";
-import { readUploadForm } from "./upload_body.ts";
+import { readUploadForm, type UploadForm } from "./upload_body.ts";
 
 const MAX = 1_000_000;
 
@@ -16,15 +16,26 @@ async function encodedForm(file: Uint8Array, tags: string) {
   };
 }
 
-/** A request streaming `body` in 1000-byte chunks, with `contentLength` as its header. */
-function streamed(body: Uint8Array, contentType: string, contentLength: number | null) {
+/**
+ * A request streaming `body` in 1000-byte chunks, with `contentLength` as its header: from a byte
+ * stream, as Deno.serve's request bodies are (read in place), or from a default stream.
+ */
+function streamed(
+  body: Uint8Array,
+  contentType: string,
+  contentLength: number | null,
+  type: "bytes" | "default",
+) {
   let at = 0;
-  const stream = new ReadableStream<Uint8Array>({
-    pull(c) {
-      if (at >= body.length) return c.close();
-      c.enqueue(body.slice(at, at += 1000));
-    },
-  });
+  const pull = (c: ReadableStreamDefaultController<Uint8Array> | ReadableByteStreamController) => {
+    if (at < body.length) return c.enqueue(body.slice(at, at += 1000));
+    c.close();
+    // A byte source completes a pending read-into-buffer once closed (as Deno's bodies do).
+    if ("byobRequest" in c) c.byobRequest?.respond(0);
+  };
+  const stream = type === "bytes"
+    ? new ReadableStream({ type: "bytes", pull })
+    : new ReadableStream<Uint8Array>({ pull });
   const headers: Record<string, string> = { "content-type": contentType };
   if (contentLength !== null) headers["content-length"] = String(contentLength);
   return new Request("http://x/", { method: "POST", headers, body: stream });
@@ -32,22 +43,58 @@ function streamed(body: Uint8Array, contentType: string, contentLength: number |
 
 const file = new Uint8Array(54_321).map((_, i) => (i * 31) % 256);
 
+const types = ["bytes", "default"] as const;
+
 Deno.test("readUploadForm() reads a chunked body with and without Content-Length intact", async () => {
   const { body, contentType } = await encodedForm(file, "cat, dog");
-  for (const length of [body.length, null]) {
-    const form = await readUploadForm(streamed(body, contentType, length), MAX);
-    assert.deepEqual(form.bytes, file, `Content-Length ${length}`);
-    assert.deepEqual(form.tags, ["cat", "dog"]);
+  for (const type of types) {
+    for (const length of [body.length, null]) {
+      const form = await readUploadForm(streamed(body, contentType, length, type), MAX);
+      assert.deepEqual(form.bytes, file, `${type} stream, Content-Length ${length}`);
+      assert.deepEqual(form.tags, ["cat", "dog"]);
+    }
   }
+});
+
+Deno.test("readUploadForm() reads a body that arrives over a real connection intact", async () => {
+  const big = new Uint8Array(3_000_000).map((_, i) => (i * 7919) % 251);
+  const { body, contentType } = await encodedForm(big, "cat");
+  const forms: UploadForm[] = [];
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (req) => {
+    forms.push(await readUploadForm(req, 4_000_000));
+    return new Response(null, { status: 204 });
+  });
+  try {
+    const res = await fetch(`http://127.0.0.1:${server.addr.port}/`, {
+      method: "POST",
+      headers: { "content-type": contentType },
+      body,
+    });
+    assert.equal(res.status, 204);
+  } finally {
+    await server.shutdown();
+  }
+  assert.equal(forms.length, 1);
+  assert.deepEqual(forms[0].bytes, big);
+  assert.deepEqual(forms[0].tags, ["cat"]);
 });
 
 Deno.test("readUploadForm() refuses a body that disagrees with its Content-Length with 400", async () => {
   const { body, contentType } = await encodedForm(file, "cat");
-  for (const length of [body.length - 1, body.length + 1]) {
-    await assert.rejects(
-      readUploadForm(streamed(body, contentType, length), MAX),
-      (e) => e instanceof HttpError && e.status === 400,
-      `Content-Length ${length} for ${body.length} bytes`,
-    );
+  // Bytes after a complete form: only the length check can notice them.
+  const longer = new Uint8Array([...body, 0x0d, 0x0a]);
+  for (const type of types) {
+    for (
+      const [sent, length] of [[body, body.length - 1], [body, body.length + 1], [
+        longer,
+        body.length,
+      ]] as const
+    ) {
+      await assert.rejects(
+        readUploadForm(streamed(sent, contentType, length, type), MAX),
+        (e) => e instanceof HttpError && e.status === 400,
+        `${type} stream, Content-Length ${length} for ${sent.length} bytes`,
+      );
+    }
   }
 });
