@@ -24,6 +24,31 @@ import {
   x,
 } from "./_lib.ts";
 
+/**
+ * Uploads distinct variants of `jpeg` one at a time to the service at `base`, alternating with
+ * direct sharp thumbnails of it in this process, so a noisy moment hits both.
+ */
+async function uploadsAgainstSharp(base: string, jpeg: Uint8Array, tag: string) {
+  const auth = await signIn(base);
+  // Warm up: one upload (first use of the worker, the store, the DB pool).
+  await uploadNew(base, auth, withComment(jpeg, `${tag}-warmup`));
+  await makeThumbnail(jpeg);
+  const uploads: number[] = [];
+  const direct: number[] = [];
+  await timeRuns(12, 90_000, async (i) => {
+    // Distinct bytes each time, encoded before the clock starts: the client's own copying
+    // is not the service's time.
+    const form = multipartBody(withComment(jpeg, `${tag}-${i}`), ["bench"]);
+    let t0 = performance.now();
+    await uploadNew(base, auth, form);
+    uploads.push(performance.now() - t0);
+    t0 = performance.now();
+    await makeThumbnail(jpeg);
+    direct.push(performance.now() - t0);
+  });
+  return { uploads, direct };
+}
+
 if (import.meta.main) {
   await benchMain("B2", "upload of a 12 MP JPEG end to end", async (notes) => {
     const jpeg = await photoJpeg(4000, 3000, 1);
@@ -31,24 +56,8 @@ if (import.meta.main) {
     try {
       const s3 = await startS3Process();
       const svc = await startService(db.url, s3);
-      const auth = await signIn(svc.base);
-      // Warm up: one upload (first use of the worker, the S3 client, the DB pool).
-      await uploadNew(svc.base, auth, withComment(jpeg, "warmup"));
-      await makeThumbnail(jpeg);
-      // Uploads and direct thumbnails alternate, so a noisy moment hits both.
-      const uploads: number[] = [];
-      const direct: number[] = [];
-      await timeRuns(12, 90_000, async (i) => {
-        // Distinct bytes each time, encoded before the clock starts: the client's own copying
-        // is not the service's time.
-        const form = multipartBody(withComment(jpeg, `b2-${i}`), ["bench"]);
-        let t0 = performance.now();
-        await uploadNew(svc.base, auth, form);
-        uploads.push(performance.now() - t0);
-        t0 = performance.now();
-        await makeThumbnail(jpeg);
-        direct.push(performance.now() - t0);
-      });
+      const { uploads, direct } = await uploadsAgainstSharp(svc.base, jpeg, "b2");
+      await svc.stop();
       // The parts of an upload that the thumbnail does not overlap, measured alone here.
       const form = multipartBody(jpeg, ["bench"]);
       const parse = median(
@@ -90,6 +99,16 @@ if (import.meta.main) {
         } ms; ` +
           `direct sharp ${direct.map((v) => v.toFixed(0)).join(", ")} ms`,
       );
+      // The same service on its filesystem store: no S3 server on the two cores beside it.
+      const fsSvc = await startService(db.url, null);
+      let fs;
+      try {
+        fs = await uploadsAgainstSharp(fsSvc.base, jpeg, "b2-fs");
+      } finally {
+        await fsSvc.stop();
+      }
+      const fu = median(fs.uploads);
+      const fd = median(fs.direct);
       return [{
         metric: `upload 12 MP JPEG, one at a time, median of ${uploads.length}`,
         value: ms(u),
@@ -97,6 +116,13 @@ if (import.meta.main) {
         ratio: x(u / d),
         target: "<= 1.5x",
         met: u / d <= 1.5,
+      }, {
+        metric: "the same on the filesystem store (no s3rver sharing the cores)",
+        value: ms(fu),
+        baseline: `sharp direct ${ms(fd)}`,
+        ratio: x(fu / fd),
+        target: "- (diagnostic)",
+        met: null,
       }];
     } finally {
       await db.drop();
