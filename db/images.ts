@@ -6,7 +6,6 @@ import type postgres from "postgres";
 import type { ImageDto } from "../lib/types.ts";
 import type { Sql } from "./client.ts";
 import { transaction } from "./client.ts";
-import { ensureTags } from "./tags.ts";
 import { forgetKeysOf } from "./pending_deletes.ts";
 
 /** An image row: the API's fields it stores, plus the UUID and keyset position kept inside. */
@@ -164,17 +163,34 @@ export interface NewImage {
   thumbnailKey: string | null;
 }
 
-/** Links `tagNames` to an image inside `tx` (existing links are kept). */
-async function linkTags(
+/**
+ * The statements that link `tagNames` to the image that `image` selects (as `i`), creating the
+ * tags that are missing; existing links are kept. Run them in order, awaited one by one or
+ * pipelined: each takes its own snapshot, so the links see a tag that a concurrent writer
+ * committed while the first statement waited on it. Links go in by tag ID, the order in which
+ * tag counts are locked, so concurrent writers cannot deadlock on them.
+ */
+function linkTagStatements(
   tx: postgres.TransactionSql,
-  image: { id: string; seq: string },
+  image: postgres.PendingQuery<postgres.Row[]>,
   tagNames: string[],
-) {
-  const tags = await ensureTags(tx, tagNames);
-  if (tags.length === 0) return;
-  await tx`insert into image_tags (image_id, tag_id, image_seq)
-    select ${image.id}, unnest(${tags.map((t) => t.id)}::bigint[]), ${image.seq}
-    on conflict do nothing`;
+): postgres.PendingQuery<postgres.Row[]>[] {
+  if (tagNames.length === 0) return [];
+  return [
+    tx`insert into tags (name) select unnest(${tagNames}::text[]) on conflict (name) do nothing`,
+    tx`insert into image_tags (image_id, tag_id, image_seq)
+      select i.id, t.id, i.seq from images i join tags t on t.name = any(${tagNames}::text[])
+      where ${image}
+      order by t.id
+      on conflict do nothing`,
+  ];
+}
+
+/** Links `tagNames` to the image with this ID inside `tx` (existing links are kept). */
+async function linkTags(tx: postgres.TransactionSql, imageId: string, tagNames: string[]) {
+  for (const statement of linkTagStatements(tx, tx`i.id = ${imageId}`, tagNames)) {
+    await statement;
+  }
 }
 
 /**
@@ -185,9 +201,7 @@ async function linkTags(
  * No statement needs another's result (each finds the new row by its short ID), so they all go
  * out in one round trip between BEGIN and COMMIT: postgres.js pipelines queries sent before
  * their replies. Awaited one by one, the six statements and a read after the commit took 3-13 ms
- * on a loaded machine, after the thumbnail, on the upload's critical path (bench B2). Each
- * statement still takes its own snapshot, so the links see a tag that a concurrent upload
- * committed while ours waited on it; they go in by tag ID, the order that tag counts are locked in.
+ * on a loaded machine, after the thumbnail, on the upload's critical path (bench B2).
  */
 export async function insertImage(
   sql: Sql,
@@ -201,17 +215,8 @@ export async function insertImage(
         values (${img.shortId}, ${img.hash}, ${img.contentType}, ${img.sizeBytes}, ${img.width},
                 ${img.height}, ${img.thumbnailKey})
         on conflict (hash) do nothing`,
+      ...linkTagStatements(tx, tx`i.short_id = ${img.shortId}`, tagNames),
     ];
-    if (tagNames.length > 0) {
-      statements.push(
-        tx`insert into tags (name) select unnest(${tagNames}::text[]) on conflict (name) do nothing`,
-        tx`insert into image_tags (image_id, tag_id, image_seq)
-          select i.id, t.id, i.seq from images i join tags t on t.name = any(${tagNames}::text[])
-          where i.short_id = ${img.shortId}
-          order by t.id
-          on conflict do nothing`,
-      );
-    }
     if (pendingKeys.length > 0) statements.push(forgetKeysOf(tx, img.shortId, pendingKeys));
     statements.push(
       tx`select ${COLUMNS(tx)}, ${TAGS(tx)} from images i where i.short_id = ${img.shortId}`,
@@ -232,8 +237,8 @@ export function updateImageTags(
   change: { replace?: string[]; add?: string[]; remove?: string[] },
 ): Promise<boolean> {
   return transaction(sql, async (tx) => {
-    const [image] = await tx<{ id: string; seq: string }[]>`
-      select id, seq::text as seq from images where short_id = ${shortId} for update`;
+    const [image] = await tx<{ id: string }[]>`
+      select id from images where short_id = ${shortId} for update`;
     if (!image) return false;
     const add = change.replace ?? change.add ?? [];
     let remove = change.remove ?? [];
@@ -246,7 +251,7 @@ export function updateImageTags(
       await tx`delete from image_tags where image_id = ${image.id}
         and tag_id in (select id from tags where name = any(${remove}::text[]) order by id)`;
     }
-    await linkTags(tx, image, add.filter((n) => !remove.includes(n)));
+    await linkTags(tx, image.id, add.filter((n) => !remove.includes(n)));
     return true;
   });
 }
@@ -277,10 +282,10 @@ export async function addTagsByHash(
   const [known] = await sql`select 1 from images where hash = ${hash}`;
   if (!known) return null;
   const found = await transaction(sql, async (tx) => {
-    const [image] = await tx<{ id: string; seq: string }[]>`
-      select id, seq::text as seq from images where hash = ${hash} for update`;
+    const [image] = await tx<{ id: string }[]>`
+      select id from images where hash = ${hash} for update`;
     if (!image) return false;
-    await linkTags(tx, image, tagNames);
+    await linkTags(tx, image.id, tagNames);
     return true;
   });
   return found ? await getImageByHash(sql, hash) : null;

@@ -1,5 +1,7 @@
-/** Tags: the tag list, and the rows that tag writes need. Counts are kept by triggers (001). */
-import type postgres from "postgres";
+/**
+ * Tags: the tag list. Tags are created where they are linked (db/images.ts); their counts are
+ * kept by triggers (001).
+ */
 import type { ListTagsQuery, TagDto } from "../lib/types.ts";
 import type { Sql } from "./client.ts";
 
@@ -26,16 +28,4 @@ export function listTags(sql: Sql, q: ListTagsQuery): Promise<TagDto[]> {
     where image_count >= ${minCount} ${search}
     order by ${order}
     limit ${q.limit} offset ${q.offset}`;
-}
-
-/** Ensures a row for each name and returns their ids, in ascending id order (lock order). */
-export async function ensureTags(
-  tx: postgres.TransactionSql | Sql,
-  names: readonly string[],
-): Promise<{ id: string; name: string }[]> {
-  if (names.length === 0) return [];
-  await tx`insert into tags (name) select unnest(${names as string[]}::text[])
-           on conflict (name) do nothing`;
-  return await tx<{ id: string; name: string }[]>`
-    select id, name from tags where name = any(${names as string[]}::text[]) order by id`;
 }
