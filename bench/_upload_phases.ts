@@ -47,6 +47,5 @@ await step(
 );
 await step("thumbnail through the pool (1 worker)", (bytes) => pool.thumbnail(bytes));
 pool.close();
-store.client.destroy();
 console.log(JSON.stringify(out));
 Deno.exit(0);

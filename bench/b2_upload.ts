@@ -155,7 +155,6 @@ if (import.meta.main) {
             }),
         ),
       );
-      store.client.destroy();
       notes.push(
         `alone, in the bench process: readUploadForm() (the service's body reader and parser) ${
           ms(parse)

@@ -33,7 +33,6 @@ async function putObject(s3: S3Process, sql: postgres.Sql, shortId: string, byte
     contentLength: bytes.length,
     contentType: "image/jpeg",
   });
-  store.client.destroy();
   const hash = crypto.randomUUID().replaceAll("-", "").padEnd(64, "0");
   await sql`insert into images (short_id, hash, content_type, size_bytes, width, height)
             values (${shortId}, ${hash}, 'image/jpeg', ${bytes.length}, 1000, 1000)`;
@@ -158,24 +157,23 @@ if (import.meta.main) {
       );
       const rssEnd = await memoryKb(svc.pid);
 
-      // Where the proxy's CPU goes: reading the 1 MiB object in this process through the AWS
-      // SDK (as the service does) against plain fetch(), concurrency 16, 3 s each.
-      const sdkStore = s3rverStore(s3);
+      // Where the proxy's CPU goes: reading the 1 MiB object in this process through S3Store
+      // (as the service does) against plain fetch(), concurrency 16, 3 s each.
+      const s3Store = s3rverStore(s3);
       const readCost = async (fn: () => Promise<Response>) => {
         const c0 = await cpuMs(Deno.pid);
         const r = await load({ concurrency: 16, durationMs: 3000, maxRequests: 50_000 }, fn);
         return { rps: r.rps, cpu: ((await cpuMs(Deno.pid)) - c0) / Math.max(1, r.requests) };
       };
-      const viaSdk = await readCost(async () => {
-        const obj = await sdkStore.get("images/bench1Mi");
+      const viaStore = await readCost(async () => {
+        const obj = await s3Store.get("images/bench1Mi");
         return new Response(obj!.body);
       });
       const viaFetch = await readCost(direct);
-      sdkStore.client.destroy();
       notes.push(
-        `reading the 1 MiB object in the bench process, concurrency 16: AWS SDK GetObject ${
-          perS(viaSdk.rps)
-        } at ${viaSdk.cpu.toFixed(2)} CPU ms/request; fetch() ${perS(viaFetch.rps)} at ${
+        `reading the 1 MiB object in the bench process, concurrency 16: S3Store.get ${
+          perS(viaStore.rps)
+        } at ${viaStore.cpu.toFixed(2)} CPU ms/request; fetch() ${perS(viaFetch.rps)} at ${
           viaFetch.cpu.toFixed(2)
         } CPU ms/request`,
       );
@@ -196,8 +194,8 @@ if (import.meta.main) {
         async () => (await fetch(`${svc2.base}/api/v1/images/bench100/file`)).body!,
       );
       await svc2.stop();
-      // The same fast read of the 100 MB object in fresh processes: the SDK stream the service
-      // uses, against fetch().
+      // The same fast read of the 100 MB object in fresh processes: S3Store's stream, which the
+      // service uses, against fetch().
       const freshRead = async (mode: string) => {
         const child = await spawnReady<{ growthMb: number; bytes: number }>("bench/_read_big.ts", {
           READ_MODE: mode,
@@ -208,11 +206,11 @@ if (import.meta.main) {
         await child.stop();
         return child.info.growthMb;
       };
-      const sdkGrowth = await freshRead("sdk");
+      const storeGrowth = await freshRead("store");
       const fetchGrowth = await freshRead("fetch");
       notes.push(
-        `100 MB read as fast as possible in a fresh process (no HTTP serving): AWS SDK stream ` +
-          `RSS +${sdkGrowth.toFixed(1)} MB, fetch() RSS +${fetchGrowth.toFixed(1)} MB`,
+        `100 MB read as fast as possible in a fresh process (no HTTP serving): S3Store.get ` +
+          `RSS +${storeGrowth.toFixed(1)} MB, fetch() RSS +${fetchGrowth.toFixed(1)} MB`,
       );
       notes.push(
         `100 MB object again on the same process: RSS +${

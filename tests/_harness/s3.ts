@@ -60,5 +60,4 @@ export async function startS3(bucket = "board"): Promise<TestS3> {
 /** Stops s3rver and removes its folder. */
 export async function disposeS3(s3: TestS3): Promise<void> {
   await s3.stop();
-  s3.store.client.destroy();
 }
