@@ -203,7 +203,7 @@ Deno.test("starting a process leaves node_modules as deno install made it", asyn
   // `links`) fails with Permission denied there, and here races the other starts' module loads.
   const before = await packageFolders();
   assert.ok(before.size > 100, "sanity: node_modules is installed");
-  // The reader loads its whole module graph (postgres.js, the AWS SDK, Hono, Preact), then
+  // The reader loads its whole module graph (postgres.js, the S3 client, Hono, Preact), then
   // refuses to start without DATABASE_URL.
   const out = await new Deno.Command(Deno.execPath(), {
     args: ["run", "--no-prompt", "--allow-net", "--allow-env", "--allow-read=_build", "reader.ts"],

@@ -14,15 +14,15 @@ const READER = `${ROOT}reader.ts`;
 const BUILD_DIR = `${ROOT}_build`;
 
 /**
- * The reader's permissions, exactly as the README ("Deployment") gives them. `--no-prompt`: the AWS SDK
- * tries to read ~/.aws/config (and swallows the denial); on a terminal Deno would ask instead.
+ * The reader's permissions, exactly as the README ("Deployment") gives them. `--no-prompt`: without
+ * S3 keys, the AWS credential chain tries to read ~/.aws/config (and swallows the denial); on a
+ * terminal Deno would ask instead.
  */
 const READER_FLAGS = [
   "--no-prompt",
   "--allow-net",
   "--allow-env",
   `--allow-read=${BUILD_DIR}`,
-  // The AWS SDK puts os.release() in its User-Agent.
 ];
 
 const FORBIDDEN = [
