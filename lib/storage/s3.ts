@@ -214,7 +214,7 @@ export class S3Store implements ObjectStore {
         ? Number(res.headers.get("content-range")?.split("/")[1] ?? length)
         : length;
       return {
-        body: res.body ?? new Response(null).body!,
+        body: res.body ?? new Blob().stream(),
         length,
         size: total,
         contentType: res.headers.get("content-type") ?? "application/octet-stream",

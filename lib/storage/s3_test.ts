@@ -182,6 +182,7 @@ Deno.test("S3Store.get() reads a range's total size; a 404 is null and a 416 its
   await using rec = recorder((s) => {
     if (s.path.endsWith("/missing")) return xmlError("NoSuchKey", 404);
     if (s.path.endsWith("/short")) return xmlError("InvalidRange", 416);
+    if (s.path.endsWith("/empty")) return new Response(null, { status: 204 });
     return new Response("2345", {
       status: 206,
       headers: { "content-range": "bytes 2-5/10", "content-type": "image/gif" },
@@ -196,6 +197,8 @@ Deno.test("S3Store.get() reads a range's total size; a 404 is null and a 416 its
   });
   assert.equal(new TextDecoder().decode(await readAll(part!.body)), "2345");
   assert.equal(await rec.store.get("images/missing"), null);
+  const empty = await rec.store.get("images/empty"); // an answer without a body is an empty one
+  assert.deepEqual([empty!.length, await Array.fromAsync(empty!.body)], [0, []]);
   await assert.rejects(rec.store.get("images/short", { start: 20, end: 30 }), {
     name: "RangeNotSatisfiableError",
   });
