@@ -8,7 +8,6 @@
  * between is cleaned up by the sweeper; a storage failure writes no row; a database failure
  * removes the stored objects.
  */
-import { createHash } from "node:crypto";
 import { addTagsByHash, getImageByHash, type ImageWithTags, insertImage } from "../db/images.ts";
 import { clearDeletes, scheduleDeletes } from "../db/pending_deletes.ts";
 import { isDatabaseUnavailable } from "../db/client.ts";
@@ -16,6 +15,7 @@ import { sniffImage, UnsupportedImageError } from "./image_sniff.ts";
 import type { Services, Thumbnailer } from "./services.ts";
 import { newShortId } from "./short_id.ts";
 import { originalKey, thumbnailKey } from "./storage/keys.ts";
+import { sha256Hex } from "./storage/sigv4.ts";
 
 /** The header claims more pixels than MAX_IMAGE_PIXELS. */
 export class TooManyPixelsError extends Error {
@@ -51,7 +51,7 @@ const inflight = new Map<string, Promise<unknown>>();
  * took 16-38 ms. Either runs on the event loop.
  */
 export function contentHash(bytes: Uint8Array): string {
-  return createHash("sha256").update(bytes).digest("hex");
+  return sha256Hex(bytes);
 }
 
 /** Ingests one uploaded file with its (normalised) tags. */
