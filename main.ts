@@ -9,9 +9,9 @@ import { loadConfig } from "./lib/config.ts";
 import { orExit } from "./lib/startup.ts";
 import { Logger } from "./lib/log.ts";
 import { openResources } from "./lib/resources.ts";
-import { ThumbnailPool } from "./lib/thumbnails/pool.ts";
+import { ThumbnailPool } from "./lib/images/thumbnails/pool.ts";
 import { startDeleteSweeper } from "./lib/deleter.ts";
-import { serveUntilSignal } from "./lib/serve.ts";
+import { serveUntilSignal } from "./lib/http/mod.ts";
 
 const SHUTDOWN_GRACE_MS = 25_000;
 

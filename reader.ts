@@ -21,7 +21,7 @@ import { Logger } from "./lib/log.ts";
 import type { Services } from "./lib/services.ts";
 import { s3Settings, S3Store } from "./lib/storage/s3.ts";
 import { orExit } from "./lib/startup.ts";
-import { serveUntilSignal } from "./lib/serve.ts";
+import { serveUntilSignal } from "./lib/http/mod.ts";
 import { createPagesApp } from "./routes/mod.ts";
 
 /** Where `deno task build` wrote the client assets, beside this file. */

@@ -9,7 +9,7 @@ import { bodyLimit } from "hono/body-limit";
 import { getConnInfo } from "hono/deno";
 import { LoginLimiter, loginLimits } from "../db/login_limiter.ts";
 import { credentialsMatch, issueAccessToken } from "../lib/auth.ts";
-import { resolveClientIp, throttle } from "../lib/client_ip.ts";
+import { resolveClientIp, throttle } from "../lib/http/mod.ts";
 import type { Config } from "../lib/config.ts";
 import type { Services } from "../lib/services.ts";
 import { HttpError } from "./errors.ts";

@@ -11,7 +11,7 @@ import type { Services } from "../lib/services.ts";
 import { isShortId } from "../lib/short_id.ts";
 import { originalKey } from "../lib/storage/keys.ts";
 import { type ByteRange, RangeNotSatisfiableError, readAll } from "../lib/storage/mod.ts";
-import { ByteCache } from "../lib/byte_cache.ts";
+import { ByteCache } from "../lib/http/mod.ts";
 import type { AppEnv } from "./env.ts";
 import { HttpError } from "./errors.ts";
 import { newRouter } from "./router.ts";

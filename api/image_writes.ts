@@ -5,8 +5,12 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { deleteImage, updateImageTags } from "../db/images.ts";
 import { deleteObjectsNow } from "../lib/deleter.ts";
-import { BusyError, ingestImage, TooManyPixelsError } from "../lib/ingest.ts";
-import { UnsupportedImageError } from "../lib/image_sniff.ts";
+import {
+  BusyError,
+  ingestImage,
+  TooManyPixelsError,
+  UnsupportedImageError,
+} from "../lib/images/mod.ts";
 import { toImageDto } from "../lib/read_model.ts";
 import type { Services } from "../lib/services.ts";
 import { isShortId } from "../lib/short_id.ts";

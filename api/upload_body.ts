@@ -2,10 +2,10 @@
  * Reads an upload's multipart body with bounded memory: refused up front when Content-Length
  * is over the limit, and cut off while streaming as soon as the bytes read pass it, so no
  * client can make the service buffer more than MAX_UPLOAD_BYTES (plus the form's own framing).
- * The body is then split by lib/multipart.ts (native boundary search, the file is a view).
+ * The body is then split by lib/images/multipart.ts (native boundary search, the file is a view).
  */
 import { HttpError } from "./errors.ts";
-import { multipartBoundary, parseMultipart } from "../lib/multipart.ts";
+import { multipartBoundary, parseMultipart } from "../lib/images/mod.ts";
 import { parseTagList, TagNameError } from "../lib/tag_names.ts";
 
 /** Room for multipart framing and the other fields, on top of the file's own limit. */

@@ -1,13 +1,13 @@
 /**
  * B3 helper: which step of an upload blocks the event loop? Runs each step the service takes
- * for an upload (lib/ingest.ts, api/upload_body.ts) on N distinct 12 MP JPEG bodies at once,
+ * for an upload (lib/images/ingest.ts, api/upload_body.ts) on N distinct 12 MP JPEG bodies at once,
  * one step at a time, in this fresh process with the service's own modules, and prints, per
  * step, the wall time and the longest gap a 1 ms timer saw: `{"step": {"ms": n, "gap": n}}`.
  * Needs S3_ENDPOINT and S3_BUCKET (s3rver).
  */
 import { readUploadForm } from "../api/upload_body.ts";
-import { contentHash } from "../lib/ingest.ts";
-import { ThumbnailPool } from "../lib/thumbnails/pool.ts";
+import { sha256Hex } from "../lib/hash.ts";
+import { ThumbnailPool } from "../lib/images/thumbnails/pool.ts";
 import { multipartBody, photoJpeg, s3rverStore, watchEventLoop, withComment } from "./_lib.ts";
 
 const N = Number(Deno.env.get("PHASE_UPLOADS") ?? "20");
@@ -39,7 +39,7 @@ await step("read and parse the multipart body (readUploadForm)", (_, i) =>
     }),
     20_971_520,
   ));
-await step("SHA-256 (contentHash)", (bytes) => Promise.resolve(contentHash(bytes)));
+await step("SHA-256 (sha256Hex)", (bytes) => Promise.resolve(sha256Hex(bytes)));
 await step(
   "S3 put of the original (S3Store.put)",
   (bytes, i) =>

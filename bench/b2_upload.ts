@@ -6,8 +6,8 @@
  * Diagnostic rows: the same sent with fetch, and on the filesystem store instead of s3rver.
  */
 import { readUploadForm } from "../api/upload_body.ts";
-import { contentHash } from "../lib/ingest.ts";
-import { makeThumbnail } from "../lib/thumbnails/make_thumbnail.ts";
+import { sha256Hex } from "../lib/hash.ts";
+import { makeThumbnail } from "../lib/images/thumbnails/make_thumbnail.ts";
 import {
   benchMain,
   freshDatabase,
@@ -142,7 +142,7 @@ if (import.meta.main) {
             20_971_520,
           )),
       );
-      const hash = median(await timeRuns(5, 10_000, () => Promise.resolve(contentHash(jpeg))));
+      const hash = median(await timeRuns(5, 10_000, () => Promise.resolve(sha256Hex(jpeg))));
       const store = s3rverStore(s3);
       const put = median(
         await timeRuns(

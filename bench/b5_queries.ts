@@ -184,7 +184,7 @@ if (import.meta.main) {
     await svc.stop();
     // The listings again with nothing kept between requests: what each query costs at a million
     // images. The run above repeats each URL with no write in between, so its pages come from
-    // the listing cache after the first (LISTING_CACHE_ENTRIES, lib/snapshot_cache.ts).
+    // the listing cache after the first (LISTING_CACHE_ENTRIES, lib/http/snapshot_cache.ts).
     const uncached = await startService(url, null, { LISTING_CACHE_ENTRIES: "0" });
     const uncachedCpu: string[] = [];
     for (const c of cases.filter((c) => c.path.startsWith("/api/v1/images"))) {

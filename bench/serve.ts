@@ -9,7 +9,7 @@ import { migrate } from "../db/migrate.ts";
 import { loadConfig } from "../lib/config.ts";
 import { Logger } from "../lib/log.ts";
 import { openResources } from "../lib/resources.ts";
-import { ThumbnailPool } from "../lib/thumbnails/pool.ts";
+import { ThumbnailPool } from "../lib/images/thumbnails/pool.ts";
 
 const log = new Logger(loadConfig().LOG_LEVEL);
 const resources = await openResources(loadConfig(), log);

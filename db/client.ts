@@ -53,7 +53,7 @@ export function isDatabaseUnavailable(e: unknown): boolean {
 
 /**
  * The database's current snapshot as text: equal values mean that nothing was written in between
- * (lib/snapshot_cache.ts). Any write anywhere on the server changes it.
+ * (lib/http/snapshot_cache.ts). Any write anywhere on the server changes it.
  */
 export async function databaseSnapshot(sql: Sql): Promise<string> {
   const [row] = await sql<{ snapshot: string }[]>`select pg_current_snapshot()::text as snapshot`;

@@ -3,7 +3,7 @@
  * into a typed object that is passed into the app (`createApp(config)`).
  */
 import { z } from "zod";
-import { parseCidrList } from "./ip.ts";
+import { parseCidrList } from "./http/ip.ts";
 import { StartupError } from "./startup.ts";
 
 /** The parsed, typed configuration of one service instance. */

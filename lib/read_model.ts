@@ -3,7 +3,7 @@ import { databaseSnapshot, retryRead, type Sql } from "../db/client.ts";
 import { getImageByShortId, type ImageWithTags, listImages } from "../db/images.ts";
 import { listTags } from "../db/tags.ts";
 import { isShortId } from "./short_id.ts";
-import { SnapshotCache } from "./snapshot_cache.ts";
+import { SnapshotCache } from "./http/snapshot_cache.ts";
 import { imageUrls } from "./storage/keys.ts";
 import type { ImageDto, ImagePage, ListImagesQuery, ReadModel, TagDto } from "./types.ts";
 

@@ -33,7 +33,7 @@ export interface RenderOptions {
   authNav?: boolean;
   /**
    * What the body shows, when that is an object shared unchanged between requests (a page of the
-   * read model's listing cache, lib/snapshot_cache.ts): the HTML is then rendered once per URL
+   * read model's listing cache, lib/http/snapshot_cache.ts): the HTML is then rendered once per URL
    * and reused for as long as that object is kept.
    */
   memo?: object;

@@ -7,8 +7,8 @@
 import { loadConfig } from "../lib/config.ts";
 import { Logger } from "../lib/log.ts";
 import { openResources } from "../lib/resources.ts";
-import { backfillThumbnails } from "../lib/thumbnail_backfill.ts";
-import { ThumbnailPool } from "../lib/thumbnails/pool.ts";
+import { backfillThumbnails } from "../lib/images/thumbnail_backfill.ts";
+import { ThumbnailPool } from "../lib/images/thumbnails/pool.ts";
 
 const config = loadConfig();
 const log = new Logger(config.LOG_LEVEL);

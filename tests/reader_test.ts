@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { fileURLToPath as fromFileUrl } from "node:url";
 import { buildAssets } from "../lib/islands/build.ts";
-import { makeThumbnail } from "../lib/thumbnails/make_thumbnail.ts";
+import { makeThumbnail } from "../lib/images/thumbnails/make_thumbnail.ts";
 import { startService } from "./_harness/app.ts";
 import { authHeader, makeImage, randomTag, upload } from "./_harness/images.ts";
 
@@ -26,8 +26,9 @@ const READER_FLAGS = [
 ];
 
 const FORBIDDEN = [
-  "lib/thumbnails/",
-  "lib/ingest.ts",
+  "lib/images/thumbnails/",
+  "lib/images/ingest.ts",
+  "lib/images/multipart.ts",
   "api/image_writes.ts",
   "api/upload_body.ts",
   "api/auth.ts",

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import sharp from "sharp";
-import { backfillThumbnails } from "../lib/thumbnail_backfill.ts";
-import { ThumbnailPool } from "../lib/thumbnails/pool.ts";
+import { backfillThumbnails } from "../lib/images/thumbnail_backfill.ts";
+import { ThumbnailPool } from "../lib/images/thumbnails/pool.ts";
 import { readAll } from "../lib/storage/mod.ts";
 import { startService } from "./_harness/app.ts";
 import { authHeader, makeImage, upload } from "./_harness/images.ts";

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import sharp from "sharp";
-import { ingestImage } from "../lib/ingest.ts";
+import { ingestImage } from "../lib/images/ingest.ts";
 import type { ObjectStore } from "../lib/storage/mod.ts";
-import { ThumbnailPool } from "../lib/thumbnails/pool.ts";
+import { ThumbnailPool } from "../lib/images/thumbnails/pool.ts";
 import { originalKey, thumbnailKey } from "../lib/storage/keys.ts";
 import { readAll } from "../lib/storage/mod.ts";
 import { isShortId } from "../lib/short_id.ts";

@@ -12,7 +12,8 @@
  */
 import type { ByteRange, ObjectBody, ObjectInfo, ObjectStore, PutOptions } from "./mod.ts";
 import { RangeNotSatisfiableError, StorageError } from "./mod.ts";
-import { type Credentials, EMPTY_SHA256, sha256Hex, signRequest, uriEncode } from "./sigv4.ts";
+import { type Credentials, signRequest, uriEncode } from "./sigv4.ts";
+import { EMPTY_SHA256, sha256Hex } from "../hash.ts";
 import type { Config } from "../config.ts";
 
 /** Connection settings of an S3 store. */

@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { readAll, StorageError } from "./mod.ts";
 import { bucketUrl, type S3Settings, S3Store } from "./s3.ts";
-import { sha256Hex } from "./sigv4.ts";
+import { sha256Hex } from "../hash.ts";
 
 interface Seen {
   method: string;

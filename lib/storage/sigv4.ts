@@ -3,7 +3,8 @@
  * "Authenticating Requests: Using the Authorization Header" of the S3 API reference; the tests
  * check it against that page's worked examples and against s3rver, which verifies signatures.
  */
-import { createHash, createHmac } from "node:crypto";
+import { createHmac } from "node:crypto";
+import { sha256Hex } from "../hash.ts";
 
 /** An access key pair, with the session token of temporary credentials. */
 export interface Credentials {
@@ -24,14 +25,6 @@ export interface SignInput {
   credentials: Credentials;
   /** The signing time; defaults to now. */
   date?: Date;
-}
-
-/** SHA-256 of nothing: the payload hash of a request without a body. */
-export const EMPTY_SHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
-
-/** Hex SHA-256 of `data`. */
-export function sha256Hex(data: Uint8Array | string): string {
-  return createHash("sha256").update(data).digest("hex");
 }
 
 /**

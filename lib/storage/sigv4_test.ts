@@ -2,7 +2,8 @@ import assert from "node:assert/strict";
 import { createHash, createHmac } from "node:crypto";
 import fc from "fast-check";
 import { SignatureV4 } from "@smithy/signature-v4";
-import { EMPTY_SHA256, sha256Hex, signRequest, uriEncode } from "./sigv4.ts";
+import { signRequest, uriEncode } from "./sigv4.ts";
+import { EMPTY_SHA256, sha256Hex } from "../hash.ts";
 
 // The example key pair and date of the S3 API reference's "Examples of Signature Calculations".
 const EXAMPLE = {

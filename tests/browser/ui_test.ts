@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
 import type { BrowserContext, Page } from "playwright-core";
 import sharp from "sharp";
-import { ThumbnailPool } from "../../lib/thumbnails/pool.ts";
+import { ThumbnailPool } from "../../lib/images/thumbnails/pool.ts";
 import type { ImageDto, ImagePage, TagDto } from "../../lib/types.ts";
 import { startService, TEST_PASSWORD, type TestService } from "../_harness/app.ts";
 import { authHeader, makeImage, upload } from "../_harness/images.ts";

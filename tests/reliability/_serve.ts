@@ -9,7 +9,7 @@ import { migrate } from "../../db/migrate.ts";
 import { loadConfig } from "../../lib/config.ts";
 import { Logger } from "../../lib/log.ts";
 import { openResources } from "../../lib/resources.ts";
-import { ThumbnailPool } from "../../lib/thumbnails/pool.ts";
+import { ThumbnailPool } from "../../lib/images/thumbnails/pool.ts";
 
 const config0 = loadConfig();
 const log = new Logger(config0.LOG_LEVEL);

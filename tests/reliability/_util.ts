@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { sweepPendingDeletes } from "../../lib/deleter.ts";
 import { originalKey } from "../../lib/storage/keys.ts";
 import type { Thumbnailer } from "../../lib/services.ts";
-import type { ThumbnailPool } from "../../lib/thumbnails/pool.ts";
+import type { ThumbnailPool } from "../../lib/images/thumbnails/pool.ts";
 import type { TestService } from "../_harness/app.ts";
 
 const enc = new TextEncoder();

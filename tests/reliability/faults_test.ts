@@ -7,8 +7,8 @@
  */
 import assert from "node:assert/strict";
 import postgres from "postgres";
-import { ThumbnailPool } from "../../lib/thumbnails/pool.ts";
-import { TEST_CRASH, TEST_HANG } from "../../lib/thumbnails/messages.ts";
+import { ThumbnailPool } from "../../lib/images/thumbnails/pool.ts";
+import { TEST_CRASH, TEST_HANG } from "../../lib/images/thumbnails/messages.ts";
 import type { Thumbnailer } from "../../lib/services.ts";
 import { startService } from "../_harness/app.ts";
 import { freshDatabase } from "../_harness/db.ts";
@@ -16,7 +16,7 @@ import { authHeader, makeImage, randomTag, upload } from "../_harness/images.ts"
 import { login } from "../_harness/login.ts";
 import { createApp } from "../../app.ts";
 import { createSql } from "../../db/client.ts";
-import { contentHash } from "../../lib/ingest.ts";
+import { sha256Hex } from "../../lib/hash.ts";
 import { originalKey } from "../../lib/storage/keys.ts";
 import {
   assertBucketMatchesTables,
@@ -310,7 +310,7 @@ Deno.test("an upload whose COMMIT reply is lost keeps its objects when its row w
   const app = createApp({ ...svc.services, sql });
   try {
     const bytes = await makeImage("png", 50, 50);
-    const hash = contentHash(bytes);
+    const hash = sha256Hex(bytes);
     // A new upload commits one transaction: the insert (its hash lookup is a plain read).
     proxy.dropCommitReply(1);
     const res = await within(upload(app, auth, bytes), 15_000, "upload with a lost commit");

@@ -4,9 +4,9 @@
  * same content racing its delete (no 5xx; rows and objects agree at the end).
  */
 import assert from "node:assert/strict";
-import { contentHash } from "../../lib/ingest.ts";
+import { sha256Hex } from "../../lib/hash.ts";
 import { originalKey } from "../../lib/storage/keys.ts";
-import { ThumbnailPool } from "../../lib/thumbnails/pool.ts";
+import { ThumbnailPool } from "../../lib/images/thumbnails/pool.ts";
 import { startService } from "../_harness/app.ts";
 import { authHeader, makeImage, randomTag, upload } from "../_harness/images.ts";
 import { assertBucketMatchesTables, tagCountDrift, within } from "./_util.ts";
@@ -80,7 +80,7 @@ Deno.test("concurrent tag edits and deletes of the same image: one 204, the rest
 Deno.test("uploads of the same content racing its delete: no 5xx, and rows and objects agree", async () => {
   for (let round = 0; round < 4; round++) {
     const bytes = await makeImage("png", 64, 40);
-    const hash = contentHash(bytes);
+    const hash = sha256Hex(bytes);
     const first = await newImage([randomTag("r")], bytes);
     const answers: { what: string; status: number; body: string }[] = [];
     let current = first.short_id as string;

@@ -1,9 +1,9 @@
 /** Thumbnails for images that have none; used by `deno task thumbnails:backfill`. */
-import type { Sql } from "../db/client.ts";
-import type { Logger } from "./log.ts";
-import type { Thumbnailer } from "./services.ts";
-import { originalKey, thumbnailKey } from "./storage/keys.ts";
-import { type ObjectStore, readAll } from "./storage/mod.ts";
+import type { Sql } from "../../db/client.ts";
+import type { Logger } from "../log.ts";
+import type { Thumbnailer } from "../services.ts";
+import { originalKey, thumbnailKey } from "../storage/keys.ts";
+import { type ObjectStore, readAll } from "../storage/mod.ts";
 
 /** Makes missing thumbnails one image at a time; returns how many were made and failed. */
 export async function backfillThumbnails(

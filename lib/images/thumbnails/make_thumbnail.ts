@@ -8,7 +8,7 @@
  */
 
 import sharp from "sharp";
-import { SNIFF_BYTES, sniffImage, UnsupportedImageError } from "../image_sniff.ts";
+import { SNIFF_BYTES, sniffImage, UnsupportedImageError } from "../sniff.ts";
 
 /** Longest side of a thumbnail in pixels. */
 export const THUMBNAIL_MAX_SIDE = 400;

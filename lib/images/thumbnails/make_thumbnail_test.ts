@@ -1,6 +1,6 @@
 import { deepEqual, equal, ok, rejects } from "node:assert/strict";
 import sharp, { type Sharp } from "sharp";
-import { UnsupportedImageError } from "../image_sniff.ts";
+import { UnsupportedImageError } from "../sniff.ts";
 import { makeThumbnail } from "./make_thumbnail.ts";
 
 function solid(width: number, height: number, background = "#2a8") {

@@ -8,14 +8,14 @@
  * between is cleaned up by the sweeper; a storage failure writes no row; a database failure
  * removes the stored objects.
  */
-import { addTagsByHash, getImageByHash, type ImageWithTags, insertImage } from "../db/images.ts";
-import { clearDeletes, scheduleDeletes } from "../db/pending_deletes.ts";
-import { isDatabaseUnavailable } from "../db/client.ts";
-import { sniffImage, UnsupportedImageError } from "./image_sniff.ts";
-import type { Services, Thumbnailer } from "./services.ts";
-import { newShortId } from "./short_id.ts";
-import { originalKey, thumbnailKey } from "./storage/keys.ts";
-import { sha256Hex } from "./storage/sigv4.ts";
+import { addTagsByHash, getImageByHash, type ImageWithTags, insertImage } from "../../db/images.ts";
+import { clearDeletes, scheduleDeletes } from "../../db/pending_deletes.ts";
+import { isDatabaseUnavailable } from "../../db/client.ts";
+import { sniffImage, UnsupportedImageError } from "./sniff.ts";
+import type { Services, Thumbnailer } from "../services.ts";
+import { newShortId } from "../short_id.ts";
+import { originalKey, thumbnailKey } from "../storage/keys.ts";
+import { sha256Hex } from "../hash.ts";
 
 /** The header claims more pixels than MAX_IMAGE_PIXELS. */
 export class TooManyPixelsError extends Error {
@@ -44,15 +44,6 @@ const UPLOAD_GUARD_SECONDS = 3600;
 
 /** Uploads of the same content in flight in this process, so they share one store-and-insert. */
 const inflight = new Map<string, Promise<unknown>>();
-
-/**
- * SHA-256 of the content, hex: the image's `hash`. node:crypto hashed a 5 MB upload in 3 ms on
- * a CPU with the SHA extensions, where Web Crypto's digest took 25 ms; on one without them both
- * took 16-38 ms. Either runs on the event loop.
- */
-export function contentHash(bytes: Uint8Array): string {
-  return sha256Hex(bytes);
-}
 
 /** Ingests one uploaded file with its (normalised) tags. */
 export async function ingestImage(
@@ -94,7 +85,7 @@ async function tagOrCreate(
   sniffed: Sniffed,
   thumbnail: Promise<Thumbnail>,
 ): Promise<IngestResult> {
-  const hash = contentHash(bytes);
+  const hash = sha256Hex(bytes);
   for (let attempt = 0; attempt < 3; attempt++) {
     const pending = inflight.get(hash);
     if (pending) {

@@ -6,7 +6,7 @@
  * The order matters: in Deno 2.9, `server.shutdown()` makes request bodies that are still
  * arriving unreadable (denoland/deno#36809), which would fail an upload caught mid-body.
  */
-import type { Logger } from "./log.ts";
+import type { Logger } from "../log.ts";
 
 /** Options of `serveUntilSignal`. */
 export interface ServeOptions {

@@ -1,7 +1,7 @@
 import { deepEqual, equal, ok } from "node:assert/strict";
 import fc from "fast-check";
 import sharp, { type Sharp } from "sharp";
-import { type ImageType, SNIFF_BYTES, sniffImage } from "./image_sniff.ts";
+import { type ImageType, SNIFF_BYTES, sniffImage } from "./sniff.ts";
 
 const W = 301;
 const H = 173;

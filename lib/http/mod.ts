@@ -1,0 +1,14 @@
+/**
+ * HTTP plumbing shared by the entries (main.ts, reader.ts) and the routes: serving with a graceful
+ * stop, the client address behind trusted proxies, and the two caches of the read path.
+ *
+ * - `serve.ts`: `serveUntilSignal`, SIGINT/SIGTERM drain then stop.
+ * - `client_ip.ts`, `ip.ts`: the login limiter's client address; IP and CIDR parsing.
+ * - `byte_cache.ts`: small stored objects kept in memory for the byte routes.
+ * - `snapshot_cache.ts`: listings kept while the database's snapshot is unchanged.
+ */
+export { type ServeOptions, serveUntilSignal } from "./serve.ts";
+export { type ClientIp, resolveClientIp, throttle } from "./client_ip.ts";
+export { type Cidr, parseCidrList } from "./ip.ts";
+export { ByteCache } from "./byte_cache.ts";
+export { SnapshotCache } from "./snapshot_cache.ts";
