@@ -6,6 +6,9 @@
 /** Longest tag name, in characters. */
 export const MAX_TAG_LENGTH = 64;
 
+/** Longest tag search text (`q` of the tag list), in UTF-16 code units, on the API and the pages. */
+export const MAX_TAG_QUERY_LENGTH = 64;
+
 /** Most tags one image may carry (a bound on every write that adds tags). */
 export const MAX_TAGS_PER_IMAGE = 50;
 

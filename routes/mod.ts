@@ -23,6 +23,8 @@ export interface PagesDeps {
   dev?: boolean;
   /** Link the API docs in the footer. */
   docsEnabled?: boolean;
+  /** Memory for rendered pages (default PAGE_CACHE_BYTES of _app.tsx). */
+  pageCacheBytes?: number;
 }
 
 /**
