@@ -3,6 +3,7 @@
  * writes run in one transaction; tag counts follow from the image_tags triggers.
  */
 import type postgres from "postgres";
+import { MAX_TAGS_PER_IMAGE, TooManyTagsError } from "../lib/tag_names.ts";
 import type { ImageDto } from "../lib/types.ts";
 import type { Sql } from "./client.ts";
 import { transaction } from "./client.ts";
@@ -201,10 +202,21 @@ function linkTagStatements(
   ];
 }
 
-/** Links `tagNames` to the image with this ID inside `tx` (existing links are kept). */
+/**
+ * Links `tagNames` to the image with this ID inside `tx` (existing links are kept), then throws
+ * TooManyTagsError if the image now carries more than MAX_TAGS_PER_IMAGE, so that the whole
+ * transaction rolls back: a request may add at most 50, but repeated adds or re-uploads must not
+ * grow an image's tags (and every listing of it) without bound. The caller holds the image's row
+ * lock, so concurrent adds are counted one after the other.
+ */
 async function linkTags(tx: postgres.TransactionSql, imageId: string, tagNames: string[]) {
   for (const statement of linkTagStatements(tx, tx`i.id = ${imageId}`, tagNames)) {
     await statement;
+  }
+  const [{ count }] = await tx<{ count: number }[]>`
+    select count(*)::int as count from image_tags where image_id = ${imageId}`;
+  if (count > MAX_TAGS_PER_IMAGE) {
+    throw new TooManyTagsError(`An image carries at most ${MAX_TAGS_PER_IMAGE} tags`);
   }
 }
 
