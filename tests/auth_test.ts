@@ -1,17 +1,8 @@
 /** `POST /api/v1/auth/token`: sign-in with JSON and form fields, 401/422, logs and docs. */
 import assert from "node:assert/strict";
 import { verifyAccessToken } from "../lib/auth.ts";
-import { startService, TEST_PASSWORD, TEST_SECRET, type TestService } from "./_harness/app.ts";
+import { TEST_PASSWORD, TEST_SECRET, withService } from "./_harness/app.ts";
 import { fail, login, WRONG_PASSWORD } from "./_harness/login.ts";
-
-async function withService(env: Record<string, string>, fn: (svc: TestService) => Promise<void>) {
-  const svc = await startService({ env });
-  try {
-    await fn(svc);
-  } finally {
-    await svc.close();
-  }
-}
 
 async function assertToken(res: Response, ttl: number) {
   assert.equal(res.status, 200);

@@ -4,77 +4,56 @@
  * second process on the same DATA_DIR, and shuts everything down on SIGTERM.
  */
 import assert from "node:assert/strict";
+import {
+  type Child,
+  freePort,
+  hostEnv,
+  spawnChild,
+  startArgs,
+  waitReady,
+} from "./_harness/child.ts";
 import { makeImage } from "./_harness/images.ts";
 
-const root = new URL("..", import.meta.url).pathname;
-const startTask: string = JSON.parse(await Deno.readTextFile(`${root}deno.json`)).tasks.start;
-const flags = startTask.split(" ").filter((a) => a.startsWith("--allow-"));
+const MAIN = await startArgs();
+/** Every process started here, stopped at the end even when an assertion failed half-way. */
+const started: Child[] = [];
 
-function freePort() {
-  const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const { port } = l.addr as Deno.NetAddr;
-  l.close();
-  return port;
+/** `deno task start`'s command with only DATA_DIR, PORT and HOST: the embedded default. */
+function start(dataDir: string, port: number): Child {
+  const child = spawnChild({
+    args: MAIN,
+    env: { ...hostEnv(), DATA_DIR: dataDir, PORT: String(port), HOST: "127.0.0.1" },
+  });
+  started.push(child);
+  return child;
 }
 
-function start(dataDir: string, port: number) {
-  const env: Record<string, string> = { DATA_DIR: dataDir, PORT: String(port), HOST: "127.0.0.1" };
-  for (const key of ["PATH", "HOME", "DENO_DIR"]) {
-    const v = Deno.env.get(key);
-    if (v) env[key] = v;
-  }
-  return new Deno.Command(Deno.execPath(), {
-    args: ["run", ...flags, "main.ts"],
-    cwd: root,
-    env,
-    clearEnv: true,
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
+async function stop(child: Child) {
+  const status = await child.stop(30_000);
+  return { code: status.code, out: child.stdout() };
 }
 
-async function waitHealthy(port: number, child: Deno.ChildProcess, timeoutMs = 90_000) {
-  const until = Date.now() + timeoutMs;
-  let exited = false;
-  child.status.then(() => exited = true);
-  while (Date.now() < until && !exited) {
-    try {
-      const res = await fetch(`http://127.0.0.1:${port}/api/v1/health`);
-      await res.body?.cancel();
-      if (res.status === 200) return;
-    } catch { /* not listening yet */ }
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  throw new Error(
-    exited ? "the service exited before it was healthy" : "the service never became healthy",
-  );
-}
-
-async function stop(child: Deno.ChildProcess) {
-  child.kill("SIGTERM");
-  const [status, out] = await Promise.all([child.status, child.stdout.text(), child.stderr.text()]);
-  return { code: status.code, out };
-}
+const healthy = (port: number, child: Child) =>
+  waitReady(child, `http://127.0.0.1:${port}/api/v1/health`, {
+    timeoutMs: 90_000,
+    intervalMs: 200,
+  });
 
 Deno.test("a fresh DATA_DIR starts, answers health, keeps its data across a restart", async () => {
   const dataDir = await Deno.makeTempDir({ prefix: "board-embedded-" });
   try {
     const port = freePort();
     const first = start(dataDir, port);
-    await waitHealthy(port, first);
+    await healthy(port, first);
     const secrets = JSON.parse(await Deno.readTextFile(`${dataDir}/secrets.json`));
     assert.ok(secrets.admin_password.length >= 12);
     assert.ok(new TextEncoder().encode(secrets.jwt_secret).length >= 32);
 
     // A second process on the same DATA_DIR stops with a clear message.
     const second = start(dataDir, freePort());
-    const [status, err] = await Promise.all([
-      second.status,
-      second.stderr.text(),
-      second.stdout.text(),
-    ]);
+    const status = await second.status;
     assert.notEqual(status.code, 0);
-    assert.match(err, /already using DATA_DIR/);
+    assert.match(second.stderr(), /already using DATA_DIR/);
 
     const login = await fetch(`http://127.0.0.1:${port}/api/v1/auth/token`, {
       method: "POST",
@@ -99,7 +78,7 @@ Deno.test("a fresh DATA_DIR starts, answers health, keeps its data across a rest
 
     const port2 = freePort();
     const again = start(dataDir, port2);
-    await waitHealthy(port2, again);
+    await healthy(port2, again);
     const list = await (await fetch(`http://127.0.0.1:${port2}/api/v1/images?tags=kept`)).json();
     assert.deepEqual(list.items.map((i: { short_id: string }) => i.short_id), [img.short_id]);
     const file = await fetch(`http://127.0.0.1:${port2}${img.file_url}`);
@@ -108,6 +87,7 @@ Deno.test("a fresh DATA_DIR starts, answers health, keeps its data across a rest
     // The embedded PostgreSQL went down with it: its pid file is gone.
     await assert.rejects(Deno.stat(`${dataDir}/postgres/postmaster.pid`));
   } finally {
+    await Promise.all(started.splice(0).map((c) => c.stop(30_000)));
     await Deno.remove(dataDir, { recursive: true }).catch(() => {});
   }
 });

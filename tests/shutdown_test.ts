@@ -5,14 +5,13 @@
  * after which nothing listens.
  */
 import assert from "node:assert/strict";
-import { fileURLToPath } from "node:url";
 import sharp from "sharp";
 import { originalKey } from "../lib/storage/keys.ts";
-import { TEST_PASSWORD, TEST_SECRET } from "./_harness/app.ts";
+import { TEST_PASSWORD } from "./_harness/app.ts";
+import { childEnv, type ChildService, ROOT, spawnService } from "./_harness/child.ts";
 import { freshDatabase } from "./_harness/db.ts";
 import { disposeS3, startS3 } from "./_harness/s3.ts";
 
-const ROOT = fileURLToPath(new URL("../", import.meta.url));
 /** main.ts waits at most 25 s for in-flight requests; give it a little more to close. */
 const EXIT_BOUND_MS = 30_000;
 
@@ -21,13 +20,6 @@ async function startTask(): Promise<string[]> {
   const { tasks } = JSON.parse(await Deno.readTextFile(`${ROOT}deno.json`));
   assert.match(String(tasks.start), /^deno run .* main\.ts$/, tasks.start);
   return ["task", "start"];
-}
-
-function freePort(): number {
-  const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (l.addr as Deno.NetAddr).port;
-  l.close();
-  return port;
 }
 
 /** A 3000x2000 PNG of noise: megabytes that do not compress away. */
@@ -81,52 +73,13 @@ async function until(what: string, fn: () => Promise<boolean> | boolean, ms = 30
 Deno.test("SIGTERM during an upload: the upload completes, new connections are turned away, exit 0", async () => {
   const db = await freshDatabase();
   const s3 = await startS3();
-  const port = freePort();
-  const base = `http://127.0.0.1:${port}`;
-  const env: Record<string, string> = {
-    DATABASE_URL: db.url,
-    S3_BUCKET: s3.settings.bucket,
-    S3_ENDPOINT: s3.endpoint,
-    S3_ACCESS_KEY_ID: "S3RVER",
-    S3_SECRET_ACCESS_KEY: "S3RVER",
-    ADMIN_PASSWORD: TEST_PASSWORD,
-    JWT_SECRET: TEST_SECRET,
-    PORT: String(port),
-    HOST: "127.0.0.1",
-    THUMBNAIL_WORKERS: "1",
-    S3_PUBLIC_BASE_URL: "",
-    LOG_LEVEL: "info",
-  };
-  const child = new Deno.Command(Deno.execPath(), {
-    args: await startTask(),
-    cwd: ROOT,
-    env,
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  let stdout = "";
-  const stdoutDone = child.stdout.pipeThrough(new TextDecoderStream()).pipeTo(
-    new WritableStream({ write: (s) => void (stdout += s) }),
-  );
-  const stderr = new Response(child.stderr).text();
-  let exited = false;
-  const status = child.status.then((s) => {
-    exited = true;
-    return s;
-  });
+  let child: ChildService | undefined;
   try {
-    await until("health 200", async () => {
-      if (exited) throw new Error(`main.ts exited early:\n${stdout}\n${await stderr}`);
-      try {
-        const res = await fetch(`${base}/api/v1/health`);
-        await res.body?.cancel();
-        return res.status === 200;
-      } catch {
-        return false;
-      }
-    });
-
+    const service = child = await spawnService(
+      await startTask(),
+      childEnv(db, s3, { LOG_LEVEL: "info" }),
+    );
+    const { base, port } = service;
     const tokenRes = await fetch(`${base}/api/v1/auth/token`, {
       method: "POST",
       headers: { "content-type": "application/json" },
@@ -178,13 +131,13 @@ Deno.test("SIGTERM during an upload: the upload completes, new connections are t
     await firstHalf;
     // Let the first half travel, so that the server is mid-request when the signal lands.
     await new Promise((r) => setTimeout(r, 300));
-    assert.equal(exited, false);
+    assert.ok(service.alive());
 
     const signalled = performance.now();
-    child.kill("SIGTERM");
-    await until("the shutdown log line", () => /"shutting down"/.test(stdout), 10_000);
+    service.kill("SIGTERM");
+    await until("the shutdown log line", () => /"shutting down"/.test(service.stdout()), 10_000);
     await until("new connections to be turned away", () => turnedAway(base), 5_000);
-    assert.equal(exited, false, "main.ts waits for the in-flight upload");
+    assert.ok(service.alive(), "main.ts waits for the in-flight upload");
 
     releaseRest();
     const res = await uploading;
@@ -196,10 +149,10 @@ Deno.test("SIGTERM during an upload: the upload completes, new connections are t
     client.close();
 
     const exitBound = new Promise<null>((r) => setTimeout(() => r(null), EXIT_BOUND_MS));
-    const code = await Promise.race([status, exitBound]);
+    const code = await Promise.race([service.status, exitBound]);
     assert.ok(code, `main.ts did not exit within ${EXIT_BOUND_MS} ms of SIGTERM`);
     console.log(`exited ${Math.round(performance.now() - signalled)} ms after SIGTERM`);
-    assert.equal(code.code, 0, await stderr);
+    assert.equal(code.code, 0, service.stderr());
     assert.ok(await connectRefused(port), "nothing listens after exit");
 
     // The upload was committed, bytes included.
@@ -208,10 +161,7 @@ Deno.test("SIGTERM during an upload: the upload completes, new connections are t
     const stored = await s3.store.head(originalKey(row.short_id));
     assert.equal(stored?.size, png.length);
   } finally {
-    if (!exited) child.kill("SIGKILL");
-    await status;
-    await stdoutDone.catch(() => {});
-    await stderr;
+    await child?.stop(1_000);
     await db.drop();
     await disposeS3(s3);
   }

@@ -78,3 +78,16 @@ export async function startService(opts: TestServiceOptions = {}): Promise<TestS
     },
   };
 }
+
+/** Runs `fn` on a service started with `env` overrides, and closes the service after. */
+export async function withService(
+  env: Record<string, string>,
+  fn: (svc: TestService) => Promise<void>,
+): Promise<void> {
+  const svc = await startService({ env });
+  try {
+    await fn(svc);
+  } finally {
+    await svc.close();
+  }
+}

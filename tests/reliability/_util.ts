@@ -76,7 +76,7 @@ export function assertSafeBytes(res: Response, label: string) {
  * pending deletes are swept first (a delete's objects may still wait for the sweeper); nothing
  * may be in flight while this runs.
  */
-export async function assertBucketMatchesTables(svc: TestService) {
+export async function assertBucketMatchesTables(svc: Pick<TestService, "db" | "s3">) {
   // Keys of uploads whose outcome was unknown wait out their guard (an hour) in pending_deletes
   // before the sweeper decides; let that hour pass, then sweep as the service would.
   await svc.db.sql`update pending_deletes set next_attempt_at = now()`;
@@ -368,124 +368,5 @@ export function startPgProxy(target: { hostname: string; port: number }) {
         } catch { /* closed already */ }
       }
     },
-  };
-}
-
-/** A service running in a child process on loopback. */
-export interface ChildService {
-  pid: number;
-  base: string;
-  /** Resolves when the process ends. */
-  status: Promise<Deno.CommandStatus>;
-  /** True while the process runs. */
-  alive(): boolean;
-  /** Resident set size of the process in kB (VmRSS), or null once it is gone. */
-  rssKb(): Promise<number | null>;
-  /** The process's output so far. */
-  output(): string;
-  stop(): Promise<void>;
-}
-
-/** A free loopback port (bound, then released). */
-export function freePort(): number {
-  const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (l.addr as Deno.NetAddr).port;
-  l.close();
-  return port;
-}
-
-/**
- * Runs `script` (a module path, relative to the repository root) with `deno run -A` and `env`,
- * and waits until `GET /api/v1/health` answers 200.
- */
-export async function spawnService(
-  script: string,
-  env: Record<string, string>,
-  readyMs = 60_000,
-): Promise<ChildService> {
-  const port = Number(env.PORT);
-  const root = new URL("../../", import.meta.url).pathname;
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", script],
-    cwd: root,
-    env: { ...env, NO_COLOR: "1" },
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  let out = "";
-  const drain = async (s: ReadableStream<Uint8Array>) => {
-    const dec = new TextDecoder();
-    for await (const chunk of s) out = (out + dec.decode(chunk)).slice(-20_000);
-  };
-  drain(child.stdout).catch(() => {});
-  drain(child.stderr).catch(() => {});
-  let running = true;
-  const status = child.status.then((s) => {
-    running = false;
-    return s;
-  });
-  const base = `http://127.0.0.1:${port}`;
-  const until = Date.now() + readyMs;
-  for (;;) {
-    if (!running) throw new Error(`the service exited before it was ready:\n${out}`);
-    try {
-      const res = await fetch(`${base}/api/v1/health`);
-      await res.body?.cancel();
-      if (res.status === 200) break;
-    } catch { /* not listening yet */ }
-    if (Date.now() > until) {
-      child.kill("SIGKILL");
-      throw new Error(`the service was not ready within ${readyMs} ms:\n${out}`);
-    }
-    await sleep(100);
-  }
-  return {
-    pid: child.pid,
-    base,
-    status,
-    alive: () => running,
-    rssKb: async () => {
-      try {
-        const text = await Deno.readTextFile(`/proc/${child.pid}/status`);
-        const m = /^VmRSS:\s+(\d+) kB/m.exec(text);
-        return m ? Number(m[1]) : null;
-      } catch {
-        return null;
-      }
-    },
-    output: () => out,
-    stop: async () => {
-      if (running) {
-        child.kill("SIGTERM");
-        const timer = setTimeout(() => running && child.kill("SIGKILL"), 10_000);
-        await status;
-        clearTimeout(timer);
-      }
-    },
-  };
-}
-
-/** The environment of a child service on `db` and `s3`. */
-export function childEnv(
-  db: { url: string },
-  s3: { endpoint: string; settings: { bucket: string } },
-  extra: Record<string, string> = {},
-): Record<string, string> {
-  return {
-    DATABASE_URL: db.url,
-    S3_BUCKET: s3.settings.bucket,
-    S3_ENDPOINT: s3.endpoint,
-    S3_ACCESS_KEY_ID: "S3RVER",
-    S3_SECRET_ACCESS_KEY: "S3RVER",
-    ADMIN_PASSWORD: "correct horse battery staple",
-    JWT_SECRET: "test-secret-that-is-at-least-32-bytes-long!!",
-    HOST: "127.0.0.1",
-    PORT: String(freePort()),
-    THUMBNAIL_WORKERS: "1",
-    LOG_LEVEL: "warn",
-    PATH: Deno.env.get("PATH") ?? "",
-    HOME: Deno.env.get("HOME") ?? "/tmp",
-    ...extra,
   };
 }

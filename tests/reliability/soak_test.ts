@@ -9,7 +9,8 @@ import { freshDatabase } from "../_harness/db.ts";
 import { makeImage, uploadForm } from "../_harness/images.ts";
 import { disposeS3, startS3 } from "../_harness/s3.ts";
 import { TEST_PASSWORD } from "../_harness/app.ts";
-import { childEnv, sleep, spawnService } from "./_util.ts";
+import { childEnv, spawnService } from "../_harness/child.ts";
+import { sleep } from "./_util.ts";
 
 const WARMUP_MS = 3000;
 /** SOAK_LOAD_MS lengthens the run by hand (the suite keeps it short). */
@@ -21,7 +22,7 @@ Deno.test("soak: mixed reads and uploads against a separate process, no 5xx, bou
   const db = await freshDatabase();
   const s3 = await startS3();
   const child = await spawnService(
-    "tests/reliability/_serve.ts",
+    ["run", "-A", "tests/reliability/_serve.ts"],
     childEnv(db, s3, { THUMBNAIL_WORKERS: "1", MAX_UPLOAD_BYTES: "2000000" }),
   );
   try {

@@ -1,0 +1,225 @@
+/**
+ * Services in child processes: a free loopback port, the environment a child gets (only what it
+ * needs; nothing of this process leaks in), spawning with captured output, and waiting until an
+ * address answers 200.
+ */
+import { TEST_PASSWORD, TEST_SECRET } from "./app.ts";
+
+/** The repository root, the working directory of every child. */
+export const ROOT = new URL("../../", import.meta.url).pathname;
+
+/** Output kept per stream: the tail, enough for a failure message. */
+const KEEP_CHARS = 64_000;
+
+/** A free loopback port (bound, then released). */
+export function freePort(): number {
+  const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (l.addr as Deno.NetAddr).port;
+  l.close();
+  return port;
+}
+
+/** What a child needs from this environment to find deno's cache; nothing else leaks in. */
+export function hostEnv(): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const key of ["PATH", "HOME", "DENO_DIR", "NPM_CONFIG_REGISTRY"]) {
+    const value = Deno.env.get(key);
+    if (value) env[key] = value;
+  }
+  return env;
+}
+
+/** The database and bucket settings of a child on `db` and `s3`. */
+export function storageEnv(
+  db: { url: string },
+  s3: { endpoint: string; settings: { bucket: string } },
+): Record<string, string> {
+  return {
+    DATABASE_URL: db.url,
+    S3_BUCKET: s3.settings.bucket,
+    S3_ENDPOINT: s3.endpoint,
+    S3_ACCESS_KEY_ID: "S3RVER",
+    S3_SECRET_ACCESS_KEY: "S3RVER",
+  };
+}
+
+/** The environment of a service on `db` and `s3`: the test credentials, loopback, a free port. */
+export function childEnv(
+  db: { url: string },
+  s3: { endpoint: string; settings: { bucket: string } },
+  extra: Record<string, string> = {},
+): Record<string, string> {
+  return {
+    ...hostEnv(),
+    ...storageEnv(db, s3),
+    ADMIN_PASSWORD: TEST_PASSWORD,
+    JWT_SECRET: TEST_SECRET,
+    HOST: "127.0.0.1",
+    PORT: String(freePort()),
+    THUMBNAIL_WORKERS: "1",
+    LOG_LEVEL: "warn",
+    ...extra,
+  };
+}
+
+/** `deno run` with the permissions of `deno task start`, on `script` (main.ts by default). */
+export async function startArgs(script = "main.ts"): Promise<string[]> {
+  const { tasks } = JSON.parse(await Deno.readTextFile(`${ROOT}deno.json`));
+  const flags = String(tasks.start).split(" ").filter((a) => a.startsWith("--allow-"));
+  return ["run", ...flags, script];
+}
+
+/** A child process with its output captured. */
+export interface Child {
+  pid: number;
+  /** Resolves when the process ends. */
+  status: Promise<Deno.CommandStatus>;
+  /** True while the process runs. */
+  alive(): boolean;
+  /** The tail of its standard output and standard error. */
+  stdout(): string;
+  stderr(): string;
+  /** Both, for failure messages. */
+  output(): string;
+  /** Resident set size in kB (VmRSS), or null once it is gone. */
+  rssKb(): Promise<number | null>;
+  kill(signal?: Deno.Signal): void;
+  /** SIGTERM, SIGKILL after `graceMs`; resolves with the exit status. */
+  stop(graceMs?: number): Promise<Deno.CommandStatus>;
+}
+
+/** Options of `spawnChild`. */
+export interface ChildOptions {
+  /** Arguments of the deno executable, e.g. `["run", "-A", "main.ts"]` or `["task", "start"]`. */
+  args: string[];
+  /** The whole environment of the child (see `hostEnv`). */
+  env: Record<string, string>;
+  /** Called with every complete line the child writes, from either stream. */
+  onLine?: (line: string) => void;
+}
+
+/** Runs deno with `args` in the repository root. */
+export function spawnChild(opts: ChildOptions): Child {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: opts.args,
+    cwd: ROOT,
+    clearEnv: true,
+    env: { NO_COLOR: "1", ...opts.env },
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const text = { out: "", err: "", both: "" };
+  const drain = async (stream: ReadableStream<Uint8Array>, key: "out" | "err") => {
+    const decoder = new TextDecoder();
+    let partial = "";
+    for await (const bytes of stream) {
+      const chunk = decoder.decode(bytes, { stream: true });
+      text[key] = (text[key] + chunk).slice(-KEEP_CHARS);
+      text.both = (text.both + chunk).slice(-KEEP_CHARS);
+      if (!opts.onLine) continue;
+      const lines = (partial + chunk).split("\n");
+      partial = lines.pop()!;
+      for (const line of lines) opts.onLine(line);
+    }
+    if (partial && opts.onLine) opts.onLine(partial);
+  };
+  const drained = Promise.all([drain(child.stdout, "out"), drain(child.stderr, "err")])
+    .catch(() => {});
+  let running = true;
+  // Resolves once the output is read too, so that a caller sees every line the child wrote
+  // (within a bound: a grandchild may hold the pipes open after the child is gone).
+  const status = child.status.then(async (s) => {
+    running = false;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([drained, new Promise((r) => timer = setTimeout(r, 2_000))]);
+    clearTimeout(timer);
+    return s;
+  });
+  const kill = (signal: Deno.Signal = "SIGTERM") => {
+    try {
+      child.kill(signal);
+    } catch { /* it has exited already */ }
+  };
+  return {
+    pid: child.pid,
+    status,
+    alive: () => running,
+    stdout: () => text.out,
+    stderr: () => text.err,
+    output: () => text.both,
+    rssKb: async () => {
+      try {
+        const s = await Deno.readTextFile(`/proc/${child.pid}/status`);
+        const m = /^VmRSS:\s+(\d+) kB/m.exec(s);
+        return m ? Number(m[1]) : null;
+      } catch {
+        return null;
+      }
+    },
+    kill,
+    stop: async (graceMs = 10_000) => {
+      if (running) kill("SIGTERM");
+      const timer = setTimeout(() => kill("SIGKILL"), graceMs);
+      try {
+        return await status;
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+  };
+}
+
+/** Options of `waitReady`. */
+export interface WaitOptions {
+  timeoutMs?: number;
+  intervalMs?: number;
+}
+
+/**
+ * Polls `url` until it answers 200; returns the milliseconds that took. Throws with the child's
+ * output when the child exits first or the time is up (the child is then left to the caller).
+ */
+export async function waitReady(child: Child, url: string, opts: WaitOptions = {}) {
+  const { timeoutMs = 60_000, intervalMs = 100 } = opts;
+  const started = performance.now();
+  for (;;) {
+    if (!child.alive()) throw new Error(`exited before ${url} answered 200:\n${child.output()}`);
+    try {
+      const res = await fetch(url, { signal: AbortSignal.timeout(5_000) });
+      await res.body?.cancel();
+      if (res.status === 200) return performance.now() - started;
+    } catch { /* not listening yet, or too slow this time */ }
+    if (performance.now() - started > timeoutMs) {
+      throw new Error(`${url} did not answer 200 within ${timeoutMs} ms:\n${child.output()}`);
+    }
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
+}
+
+/** A service in a child process, listening on loopback. */
+export interface ChildService extends Child {
+  port: number;
+  base: string;
+}
+
+/**
+ * Spawns deno with `args` and `env` (which names the PORT) and waits until health answers 200;
+ * a child that does not get there is killed.
+ */
+export async function spawnService(
+  args: string[],
+  env: Record<string, string>,
+  opts: WaitOptions & Pick<ChildOptions, "onLine"> = {},
+): Promise<ChildService> {
+  const port = Number(env.PORT);
+  const base = `http://127.0.0.1:${port}`;
+  const child = spawnChild({ args, env, onLine: opts.onLine });
+  try {
+    await waitReady(child, `${base}/api/v1/health`, opts);
+  } catch (e) {
+    await child.stop(1_000);
+    throw e;
+  }
+  return { ...child, port, base };
+}
