@@ -13,6 +13,10 @@ import { freshDatabase } from "./_harness/db.ts";
 
 const db = await freshDatabase();
 const dir = await Deno.makeTempDir();
+Deno.test.afterAll(async () => {
+  await db.drop();
+  await Deno.remove(dir, { recursive: true });
+});
 await migrate(db.sql, new FsStore(dir));
 
 const image = (shortId: string, hash: string): NewImage => ({
@@ -88,10 +92,4 @@ Deno.test("concurrent inserts sharing new tags all link them, with exact counts"
   const counts = await db.sql<{ image_count: number }[]>`
     select image_count from tags where name = any(${names}::text[])`;
   assert.deepEqual(counts.map((c) => c.image_count), [8, 8, 8]);
-});
-
-// Not in an unload listener: the process does not wait for an async drop there.
-Deno.test("teardown: the database is dropped", async () => {
-  await db.drop();
-  await Deno.remove(dir, { recursive: true });
 });

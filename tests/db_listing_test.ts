@@ -14,6 +14,7 @@ import { FsStore } from "../lib/storage/fs.ts";
 import { freshDatabase } from "./_harness/db.ts";
 
 const db = await freshDatabase();
+Deno.test.afterAll(() => db.drop());
 const dir = await Deno.makeTempDir();
 await migrate(db.sql, new FsStore(dir));
 await db.sql.unsafe(`
@@ -156,9 +157,4 @@ Deno.test("any number of distinct requests prepares three listing statements", a
   } finally {
     await sql.end();
   }
-});
-
-// Not in an unload listener: the process does not wait for an async drop there.
-Deno.test("teardown: the database is dropped", async () => {
-  await db.drop();
 });

@@ -6,6 +6,7 @@ import { authHeader, makeImage, upload } from "./_harness/images.ts";
 
 const pool = await ThumbnailPool.start({ size: 1, maxPixels: 50_000_000 });
 const svc = await startService({ thumbnails: pool });
+Deno.test.afterAll(() => svc.close());
 const auth = await authHeader(svc.app);
 addEventListener("unload", () => pool.close());
 
@@ -177,8 +178,4 @@ Deno.test("S3_PUBLIC_BASE_URL is trimmed and both URLs join it with the object k
       true,
     );
   }
-});
-
-Deno.test("teardown: the service closes cleanly", async () => {
-  await svc.close();
 });

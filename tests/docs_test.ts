@@ -3,6 +3,7 @@ import { HttpError } from "../api/errors.ts";
 import { startService } from "./_harness/app.ts";
 
 const svc = await startService();
+Deno.test.afterAll(() => svc.close());
 
 async function withDocs(value: string) {
   return await startService({ db: svc.db, s3: svc.s3, env: { API_DOCS_ENABLED: value } });
@@ -104,8 +105,4 @@ Deno.test("every request is logged as JSON with its request id, status and durat
   assert.equal(line.status, 200);
   assert.equal(line.path, "/api/v1/health");
   assert.equal(typeof line.ms, "number");
-});
-
-Deno.test("teardown: the service closes cleanly", async () => {
-  await svc.close();
 });

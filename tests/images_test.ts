@@ -4,6 +4,7 @@ import { startService } from "./_harness/app.ts";
 import { authHeader, makeImage, randomTag, upload } from "./_harness/images.ts";
 
 const svc = await startService();
+Deno.test.afterAll(() => svc.close());
 const auth = await authHeader(svc.app);
 const json = { ...auth, "content-type": "application/json" };
 const names = (img: { tags: { name: string }[] }) => img.tags.map((t) => t.name).sort();
@@ -239,8 +240,4 @@ Deno.test("GET /tags treats SQL wildcards and quotes in q literally", async () =
   assert.deepEqual(await q(`${p}\\`), []);
   assert.deepEqual(await q("\\"), []);
   assert.deepEqual(await q(`${p}_`), []);
-});
-
-Deno.test("teardown: the service closes cleanly", async () => {
-  await svc.close();
 });

@@ -13,6 +13,7 @@ import { apiRoutes } from "./_harness/routes.ts";
 import { tagCountDrift } from "./reliability/_util.ts";
 
 const svc = await startService();
+Deno.test.afterAll(() => svc.close());
 const auth = await authHeader(svc.app);
 
 /** A body stream of `chunk`-byte pieces that never ends; `pulled()` says how many were read. */
@@ -162,7 +163,3 @@ Deno.test("concurrent adds cannot pass 50 between them", async () => {
 });
 
 const tagsOfCounts = () => tagCountDrift(svc);
-
-Deno.test("teardown: the service closes cleanly", async () => {
-  await svc.close();
-});

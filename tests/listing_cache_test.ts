@@ -9,6 +9,7 @@ import { startService } from "./_harness/app.ts";
 import { authHeader, makeImage, randomTag, upload } from "./_harness/images.ts";
 
 const svc = await startService();
+Deno.test.afterAll(() => svc.close());
 const auth = await authHeader(svc.app);
 
 /** A read model on its own connections, counting the image list statements it runs. */
@@ -171,8 +172,4 @@ Deno.test("the service's own list reflects an upload, a tag edit and a delete at
   });
   assert.equal(deleted.status, 204);
   assert.deepEqual((await list()).items, []);
-});
-
-Deno.test("teardown: the service closes cleanly", async () => {
-  await svc.close();
 });

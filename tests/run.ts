@@ -1,9 +1,12 @@
 /**
  * `deno task test`: checks the database URL before any test module is loaded (anything that is
  * not PostgreSQL stops the run with a clear message and a non-zero exit), resolves the test
- * database, then runs `deno test` with TEST_DATABASE_URL pointing at it.
+ * database, then runs `deno test` with TEST_DATABASE_URL pointing at it, and at the end drops
+ * whatever databases of the run are left (test files clean up after themselves, but a file that
+ * crashed or was killed cannot).
  * Extra arguments are passed to `deno test` (for example a single file).
  */
+import { dropRunDatabases, newTestRun } from "./_harness/db.ts";
 import { checkDatabaseUrl, givenDatabaseUrl, resolveTestDatabase } from "./_harness/resolve_db.ts";
 
 const refusal = checkDatabaseUrl(givenDatabaseUrl());
@@ -13,13 +16,14 @@ if (refusal) {
 }
 
 const server = await resolveTestDatabase();
+const run = newTestRun();
 console.log(`tests: PostgreSQL from ${server.source}`);
 let code = 1;
 try {
   const args = Deno.args.length ? Deno.args : [];
   const child = new Deno.Command(Deno.execPath(), {
     args: ["test", "-A", "--parallel", ...args],
-    env: { TEST_DATABASE_URL: server.url },
+    env: { TEST_DATABASE_URL: server.url, ...run.env },
     stdin: "null",
   }).spawn();
   const stop = () => child.kill("SIGTERM");
@@ -27,6 +31,7 @@ try {
   Deno.addSignalListener("SIGTERM", stop);
   code = (await child.status).code;
 } finally {
+  await dropRunDatabases(server.url, run.id);
   await server.stop();
 }
 Deno.exit(code);

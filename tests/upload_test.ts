@@ -12,6 +12,7 @@ import { authHeader, makeImage, randomTag, upload } from "./_harness/images.ts";
 const MAX = 300_000;
 const pool = await ThumbnailPool.start({ size: 2, maxPixels: 50_000_000 });
 const svc = await startService({ thumbnails: pool, env: { MAX_UPLOAD_BYTES: String(MAX) } });
+Deno.test.afterAll(() => svc.close());
 const auth = await authHeader(svc.app);
 addEventListener("unload", () => {
   pool.close();
@@ -345,7 +346,3 @@ async function sha256(bytes: Uint8Array) {
   const d = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes as BufferSource));
   return [...d].map((b) => b.toString(16).padStart(2, "0")).join("");
 }
-
-Deno.test("teardown: the service closes cleanly", async () => {
-  await svc.close();
-});

@@ -2,6 +2,9 @@
 import postgres from "postgres";
 import { createSql, type Sql } from "../../db/client.ts";
 
+/** Names this run's databases (set by tests/run.ts), so that it can drop what is left of them. */
+const RUN_ID_ENV = "TEST_RUN_ID";
+
 /** The server URL of this run (set by tests/run.ts). */
 export function serverUrl(): string {
   const url = Deno.env.get("TEST_DATABASE_URL");
@@ -17,9 +20,10 @@ export interface FreshDatabase {
   drop(): Promise<void>;
 }
 
-/** Creates an empty database with a random name on the test server. */
+/** Creates an empty database with a random name (`t_<run id>_…`) on the test server. */
 export async function freshDatabase(): Promise<FreshDatabase> {
-  const name = `t_${crypto.randomUUID().replaceAll("-", "").slice(0, 20)}`;
+  const run = Deno.env.get(RUN_ID_ENV);
+  const name = `t_${run ? `${run}_` : ""}${crypto.randomUUID().replaceAll("-", "").slice(0, 20)}`;
   const admin = postgres(serverUrl(), { max: 1, onnotice: () => {} });
   await admin.unsafe(`create database ${name}`);
   await admin.end();
@@ -38,4 +42,38 @@ export async function freshDatabase(): Promise<FreshDatabase> {
       await admin.end();
     },
   };
+}
+
+/** A new run id and the environment that hands it to the test processes. */
+export function newTestRun(): { id: string; env: Record<string, string> } {
+  const id = crypto.randomUUID().replaceAll("-", "").slice(0, 8);
+  return { id, env: { [RUN_ID_ENV]: id } };
+}
+
+/**
+ * Drops every database of run `id` still on the server at `url`: those of a file whose cleanup
+ * never ran (it was stopped half-way or killed). Other runs on the same server keep theirs. Says
+ * what it dropped; a failure is a warning, never the run's outcome.
+ */
+export async function dropRunDatabases(url: string, id: string): Promise<void> {
+  const admin = postgres(url, { max: 1, onnotice: () => {}, connect_timeout: 10 });
+  try {
+    // `_` is a LIKE wildcard; the id is hex.
+    const rows = await admin<{ datname: string }[]>`
+      select datname from pg_database where datname like ${`t\\_${id}\\_%`}`;
+    for (const { datname } of rows) {
+      await admin.unsafe(`drop database if exists "${datname}" with (force)`);
+    }
+    if (rows.length) {
+      console.log(
+        `tests: dropped ${rows.length} database(s) left behind: ${
+          rows.map((r) => r.datname).join(" ")
+        }`,
+      );
+    }
+  } catch (e) {
+    console.warn(`tests: could not drop this run's databases (t_${id}_*): ${e}`);
+  } finally {
+    await admin.end({ timeout: 5 });
+  }
 }

@@ -25,6 +25,7 @@ const svc = await startService({
     LOGIN_COOLDOWN_SECONDS: "600",
   },
 });
+Deno.test.afterAll(() => svc.close());
 const auth = await authHeader(svc.app);
 addEventListener("unload", () => pool.close());
 
@@ -185,8 +186,4 @@ Deno.test("a flood of 30 uploads on a 1-worker pool with a queue of 2: 201/200 o
   const after = await upload(svc.app, auth, await makeImage("png", 64, 64));
   assert.equal(after.status, 201);
   assert.notEqual((await after.json()).thumbnail_key, null);
-});
-
-Deno.test("teardown: the service closes cleanly", async () => {
-  await svc.close();
 });

@@ -57,6 +57,7 @@ const thumbnails: Thumbnailer = {
   },
 };
 const svc = await startService({ thumbnails });
+Deno.test.afterAll(() => svc.close());
 const auth = await authHeader(svc.app);
 const jsonAuth = { ...auth, "content-type": "application/json" };
 addEventListener("unload", () => pool.close());
@@ -71,6 +72,10 @@ const locker = postgres(svc.db.url, {
   max: 1,
   onnotice: () => {},
   connection: { application_name: "fault-locker" },
+});
+Deno.test.afterAll(async () => {
+  await admin.end();
+  await locker.end();
 });
 
 /**
@@ -418,10 +423,4 @@ Deno.test("a process using the service's database client survives connections ki
 Deno.test("no uncaught exception escaped while connections were killed (it would end the process)", () => {
   // In production (main.ts) an uncaught exception ends the process: every request fails.
   assert.deepEqual(uncaught, [], "an error escaped (vendor/postgres/PATCHED.md)");
-});
-
-Deno.test("teardown: the service closes cleanly", async () => {
-  await admin.end();
-  await locker.end();
-  await svc.close();
 });

@@ -29,6 +29,7 @@ const svc = await startService({
   thumbnails: pool,
   env: { MAX_UPLOAD_BYTES: String(MAX), MAX_IMAGE_PIXELS: String(MAX_PIXELS) },
 });
+Deno.test.afterAll(() => svc.close());
 const auth = await authHeader(svc.app);
 addEventListener("unload", () => pool.close());
 
@@ -359,5 +360,4 @@ Deno.test("after all of it: health is 200 and the bucket and the tables agree", 
   assert.deepEqual(await res.json(), { status: "ok", checks: { database: "ok", storage: "ok" } });
   await assertBucketMatchesTables(svc);
   assert.equal(await statusOf(svc.app.request("/api/v1/images?limit=200")), 200);
-  await svc.close();
 });

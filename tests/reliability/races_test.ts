@@ -13,6 +13,7 @@ import { assertBucketMatchesTables, tagCountDrift, within } from "./_util.ts";
 
 const pool = await ThumbnailPool.start({ size: 1, maxPixels: 50_000_000, timeoutMs: 10_000 });
 const svc = await startService({ thumbnails: pool });
+Deno.test.afterAll(() => svc.close());
 const auth = await authHeader(svc.app);
 const json = { ...auth, "content-type": "application/json" };
 addEventListener("unload", () => pool.close());
@@ -122,8 +123,4 @@ Deno.test("uploads of the same content racing its delete: no 5xx, and rows and o
   await assertBucketMatchesTables(svc);
   const [pending] = await svc.db.sql`select count(*)::int as n from pending_deletes`;
   assert.equal(pending.n, 0, "nothing left for the sweeper");
-});
-
-Deno.test("teardown: the service closes cleanly", async () => {
-  await svc.close();
 });

@@ -11,6 +11,7 @@ import { assertSafeBytes, concat, IMAGE_TYPES, te } from "./_util.ts";
 
 const pool = await ThumbnailPool.start({ size: 1, maxPixels: 50_000_000, timeoutMs: 10_000 });
 const svc = await startService({ thumbnails: pool });
+Deno.test.afterAll(() => svc.close());
 const auth = await authHeader(svc.app);
 addEventListener("unload", () => pool.close());
 
@@ -176,8 +177,4 @@ Deno.test("hostile short IDs are 404 on detail, file, thumbnail, PATCH and DELET
   assert.deepEqual([...after], [...before], "nothing was deleted or changed");
   const [tag] = await svc.db.sql`select count(*)::int as n from tags where name = 'x'`;
   assert.equal(tag.n, 0, "no tag was added through a hostile id");
-});
-
-Deno.test("teardown: the service closes cleanly", async () => {
-  await svc.close();
 });
