@@ -8,7 +8,7 @@ import type { Context } from "hono";
 import { getConnInfo } from "hono/deno";
 import { LoginLimiter, loginLimits } from "../db/login_limiter.ts";
 import { credentialsMatch, issueAccessToken } from "../lib/auth.ts";
-import { resolveClientIp, throttle } from "../lib/http/mod.ts";
+import { limiterKey, resolveClientIp, throttle } from "../lib/http/mod.ts";
 import type { Config } from "../lib/config.ts";
 import type { Services } from "../lib/services.ts";
 import { HttpError } from "./errors.ts";
@@ -122,18 +122,25 @@ export function authRoutes(services: Pick<Services, "config" | "sql" | "log">) {
       peerAddress(c),
       c.req.raw.headers,
       config.LOGIN_TRUSTED_PROXY_IPS,
+      config.LOGIN_CLIENT_IP_HEADER,
     );
-    if (client.source === "x-forwarded-for" && mayWarn()) {
-      log.warn("client address taken from X-Forwarded-For; have the proxy set X-Real-IP", {
-        ip: client.ip,
-      });
+    if (
+      client.source === "x-forwarded-for" && config.LOGIN_CLIENT_IP_HEADER === "x-real-ip" &&
+      mayWarn()
+    ) {
+      log.warn(
+        "client address taken from X-Forwarded-For; have the proxy set X-Real-IP, or set " +
+          "LOGIN_CLIENT_IP_HEADER=x-forwarded-for if it never does",
+        { ip: client.ip },
+      );
     }
-    const ip = client.ip;
+    const ip = limiterKey(client.ip);
     if (await limiter.isLocked(ip)) throw lockedError(config);
     if (!credentialsMatch(config, username, password)) {
       const { failures, locked } = await limiter.recordFailure(ip);
-      if (locked) log.warn("login failed; address locked", { ip, failures });
-      else log.info("login failed", { ip, failures });
+      const fields = { ip, address: client.ip, failures };
+      if (locked) log.warn("login failed; address locked", fields);
+      else log.info("login failed", fields);
       if (locked) throw lockedError(config);
       throw new HttpError(401, "Incorrect username or password", {
         headers: { "WWW-Authenticate": "Bearer" },
