@@ -11,6 +11,7 @@ import { TEST_PASSWORD } from "./_harness/app.ts";
 import { childEnv, type ChildService, ROOT, spawnService } from "./_harness/child.ts";
 import { freshDatabase } from "./_harness/db.ts";
 import { disposeS3, startS3 } from "./_harness/s3.ts";
+import { until } from "./reliability/_util.ts";
 
 /** main.ts waits at most 25 s for in-flight requests; give it a little more to close. */
 const EXIT_BOUND_MS = 30_000;
@@ -59,15 +60,6 @@ async function turnedAway(base: string): Promise<boolean> {
   } finally {
     client.close();
   }
-}
-
-async function until(what: string, fn: () => Promise<boolean> | boolean, ms = 30_000) {
-  const deadline = Date.now() + ms;
-  while (Date.now() < deadline) {
-    if (await fn()) return;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  throw new Error(`timed out waiting for ${what}`);
 }
 
 Deno.test("SIGTERM during an upload: the upload completes, new connections are turned away, exit 0", async () => {

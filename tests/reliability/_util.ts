@@ -42,6 +42,20 @@ export async function within<T>(p: Promise<T> | T, ms: number, label: string): P
   }
 }
 
+/** Polls `ready` every `intervalMs` until it holds; throws naming `what` after `ms`. */
+export async function until(
+  what: string,
+  ready: () => boolean | Promise<boolean>,
+  ms = 30_000,
+  intervalMs = 5,
+): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await ready())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(intervalMs);
+  }
+}
+
 /** Waits `ms`. */
 export function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
