@@ -90,7 +90,9 @@ export interface Child {
 
 /** Options of `spawnChild`. */
 export interface ChildOptions {
-  /** Arguments of the deno executable, e.g. `["run", "-A", "main.ts"]` or `["task", "start"]`. */
+  /** The executable; deno by default. */
+  command?: string;
+  /** Its arguments, e.g. `["run", "-A", "main.ts"]` or `["task", "start"]` for deno. */
   args: string[];
   /** The whole environment of the child (see `hostEnv`). */
   env: Record<string, string>;
@@ -98,9 +100,9 @@ export interface ChildOptions {
   onLine?: (line: string) => void;
 }
 
-/** Runs deno with `args` in the repository root. */
+/** Runs deno (or `command`) with `args` in the repository root. */
 export function spawnChild(opts: ChildOptions): Child {
-  const child = new Deno.Command(Deno.execPath(), {
+  const child = new Deno.Command(opts.command ?? Deno.execPath(), {
     args: opts.args,
     cwd: ROOT,
     clearEnv: true,
