@@ -12,7 +12,7 @@ import * as tags from "./tags.tsx";
 import * as upload from "./upload.tsx";
 
 /** Errors of the read side caused by the URL (matched by name: pages do not import db code). */
-const CLIENT_ERRORS = new Set(["BadCursorError", "TagNameError"]);
+const CLIENT_ERRORS = new Set(["BadCursorError", "TagNameError", "TooManyTagsError"]);
 
 /** What the pages need. */
 export interface PagesDeps {
@@ -23,6 +23,8 @@ export interface PagesDeps {
   dev?: boolean;
   /** Link the API docs in the footer. */
   docsEnabled?: boolean;
+  /** Memory for rendered pages (default PAGE_CACHE_BYTES of _app.tsx). */
+  pageCacheBytes?: number;
 }
 
 /**

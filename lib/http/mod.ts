@@ -8,7 +8,13 @@
  * - `snapshot_cache.ts`: listings kept while the database's snapshot is unchanged.
  */
 export { type ServeOptions, serveUntilSignal } from "./serve.ts";
-export { type ClientIp, resolveClientIp, throttle } from "./client_ip.ts";
+export {
+  type ClientIp,
+  type ClientIpHeader,
+  limiterKey,
+  resolveClientIp,
+  throttle,
+} from "./client_ip.ts";
 export { type Cidr, parseCidrList } from "./ip.ts";
 export { ByteCache } from "./byte_cache.ts";
 export { SnapshotCache } from "./snapshot_cache.ts";
