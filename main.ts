@@ -1,6 +1,6 @@
 /**
- * The whole service: config -> resources (database, storage) -> migrate -> thumbnail pool ->
- * app -> Deno.serve. SIGINT and SIGTERM stop accepting, let in-flight requests finish within a
+ * The whole service: config -> resources (database, storage) -> migrate -> thumbnail pool and
+ * job queue -> app -> Deno.serve. SIGINT and SIGTERM stop accepting, let in-flight requests finish within a
  * bound, then close the pool, the database pool and the embedded PostgreSQL.
  */
 import { createApp, ensureAssets } from "./app.ts";
@@ -11,6 +11,7 @@ import { Logger } from "./lib/log.ts";
 import { openResources } from "./lib/resources.ts";
 import { ThumbnailPool } from "./lib/images/thumbnails/pool.ts";
 import { startDeleteSweeper } from "./lib/deleter.ts";
+import { JobQueue } from "./lib/jobs/mod.ts";
 import { serveUntilSignal } from "./lib/http/mod.ts";
 
 const SHUTDOWN_GRACE_MS = 25_000;
@@ -24,13 +25,14 @@ async function main() {
   const { sql, store } = resources;
   await migrate(sql, store, { log: (msg, f) => log.info(msg, f) });
 
-  const thumbnails = await ThumbnailPool.start({
-    size: config.THUMBNAIL_WORKERS,
-    maxPixels: config.MAX_IMAGE_PIXELS,
-  });
+  // The job queue loads and checks its schema while the thumbnail workers warm up.
+  const [thumbnails, jobs] = await Promise.all([
+    ThumbnailPool.start({ size: config.THUMBNAIL_WORKERS, maxPixels: config.MAX_IMAGE_PIXELS }),
+    JobQueue.start(config.DATABASE_URL!, log),
+  ]);
   const dev = Deno.args.includes("--dev");
   if (await ensureAssets(dev)) log.info("client assets built", { dev });
-  const app = createApp({ config, sql, store, log, thumbnails }, { dev });
+  const app = createApp({ config, sql, store, log, thumbnails, jobs }, { dev });
   const stopSweeper = startDeleteSweeper(sql, store, log);
 
   serveUntilSignal({
@@ -41,6 +43,7 @@ async function main() {
     graceMs: SHUTDOWN_GRACE_MS,
     onStop: async () => {
       stopSweeper();
+      await jobs.stop();
       thumbnails.close();
       await resources.close();
     },

@@ -64,6 +64,7 @@ const body = { schema: { $ref: "#/components/schemas/LoginRequest" } };
 const route = createRoute({
   method: "post",
   path: "/auth/token",
+  operationId: "createToken",
   tags: ["auth"],
   summary: "Sign in and get a bearer token",
   description: "Too many failed attempts from one address lock it for LOGIN_COOLDOWN_SECONDS.",

@@ -42,6 +42,7 @@ export function imageWriteRoutes(services: Services, read: ReadModel) {
   app.openAPIRegistry.registerPath({
     method: "post",
     path: "/images",
+    operationId: "uploadImage",
     tags: ["images"],
     summary: "Upload an image (201 new; 200 when the same content exists: the tags are added)",
     security: bearer,
@@ -105,6 +106,7 @@ export function imageWriteRoutes(services: Services, read: ReadModel) {
     createRoute({
       method: "patch",
       path: "/images/{id}/tags",
+      operationId: "updateImageTags",
       tags: ["images"],
       summary: "Replace or edit an image's tags",
       security: bearer,
@@ -140,6 +142,7 @@ export function imageWriteRoutes(services: Services, read: ReadModel) {
     createRoute({
       method: "delete",
       path: "/images/{id}",
+      operationId: "deleteImage",
       tags: ["images"],
       summary: "Delete an image with its original and thumbnail objects",
       security: bearer,

@@ -8,6 +8,7 @@ import { errorResponse, Tag } from "./schemas.ts";
 const route = createRoute({
   method: "get",
   path: "/tags",
+  operationId: "listTags",
   tags: ["tags"],
   summary: "List tags that have images",
   request: {

@@ -2,6 +2,7 @@
 import type { Sql } from "../db/client.ts";
 import type { Config } from "./config.ts";
 import type { Logger } from "./log.ts";
+import type { JobQueue } from "./jobs/mod.ts";
 import type { ObjectStore } from "./storage/mod.ts";
 
 /** Thumbnail generation, as the upload path sees it (the worker pool implements it). */
@@ -19,4 +20,6 @@ export interface Services {
   store: ObjectStore;
   log: Logger;
   thumbnails?: Thumbnailer;
+  /** The durable job queue, where background work is sent; the reader has none. */
+  jobs?: JobQueue;
 }

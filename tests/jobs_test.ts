@@ -1,0 +1,127 @@
+/**
+ * The durable job queue (lib/jobs/): jobs survive a restart, run once across replicas, are
+ * retried with back-off and then kept, failed, with their error; a job whose worker died is taken
+ * up by another. Against the test PostgreSQL, two queue instances standing for two replicas.
+ */
+import assert from "node:assert/strict";
+import { type Job, JobQueue } from "../lib/jobs/mod.ts";
+import { captureLogger } from "../lib/log.ts";
+import { freshDatabase } from "./_harness/db.ts";
+
+const db = await freshDatabase();
+const { log } = captureLogger("warn");
+const open: JobQueue[] = [];
+async function queue(superviseSeconds?: number) {
+  const q = await JobQueue.start(db.url, log, { superviseSeconds });
+  open.push(q);
+  return q;
+}
+Deno.test.afterAll(async () => {
+  for (const q of open) await q.stop(0).catch(() => {});
+  await db.drop();
+});
+
+/** Resolves once `check()` is true, polling; rejects after `ms`. */
+async function until(check: () => boolean | Promise<boolean>, ms: number, what: string) {
+  const deadline = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${ms} ms`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+Deno.test("a job sent before a restart is run after it, once", async () => {
+  const first = await queue();
+  await first.declare({ name: "restart" });
+  await first.send("restart", { n: 1 });
+  await first.stop();
+  const seen: number[] = [];
+  const second = await queue();
+  await second.work<{ n: number }>({
+    name: "restart",
+    handler: async (j) => void seen.push(j.data.n),
+  });
+  await until(() => seen.length === 1, 10_000, "the job ran");
+  await new Promise((r) => setTimeout(r, 1000));
+  assert.deepEqual(seen, [1]);
+});
+
+Deno.test("two replicas working one queue run every job exactly once", async () => {
+  const [a, b] = [await queue(), await queue()];
+  const runs = new Map<number, string[]>();
+  const handler = (who: string) => async (j: Job<{ n: number }>) => {
+    runs.set(j.data.n, [...runs.get(j.data.n) ?? [], who]);
+    await new Promise((r) => setTimeout(r, 10));
+  };
+  await a.work({ name: "shared", handler: handler("a"), concurrency: 2 });
+  await b.work({ name: "shared", handler: handler("b"), concurrency: 2 });
+  for (let n = 0; n < 40; n++) await a.send("shared", { n });
+  await until(() => runs.size === 40, 30_000, "40 jobs ran");
+  await new Promise((r) => setTimeout(r, 1000)); // anything run twice would show by now
+  for (const [n, who] of runs) assert.equal(who.length, 1, `job ${n} ran ${who.join(", ")}`);
+  const by = [...runs.values()].flat();
+  assert.ok(by.includes("a") && by.includes("b"), "both replicas worked");
+});
+
+Deno.test("a failing job is retried with growing delays, then kept failed with its error", async () => {
+  const q = await queue(1);
+  const attempts: number[] = [];
+  await q.work({
+    name: "flaky",
+    retryLimit: 2,
+    retryDelaySeconds: 1,
+    handler: async (j) => {
+      attempts.push(Date.now());
+      throw new Error(`attempt ${j.retryCount + 1} failed`);
+    },
+  });
+  const id = await q.send("flaky", { what: "always fails" });
+  await until(async () => (await q.failed("flaky")).some((f) => f.id === id), 30_000, "failed");
+  assert.equal(attempts.length, 3, "the first attempt and two retries");
+  const gaps = [attempts[1] - attempts[0], attempts[2] - attempts[1]];
+  assert.ok(gaps[0] >= 1000, `first retry after ${gaps[0]} ms`);
+  assert.ok(gaps[1] >= gaps[0] * 0.9, `back-off grows: ${gaps.join(", ")} ms`);
+  const [failed] = await q.failed("flaky");
+  assert.equal(failed.error, "attempt 3 failed");
+  assert.deepEqual(failed.data, { what: "always fails" });
+  // The counts are refreshed by the queue's supervision, every second here.
+  await until(async () => (await q.stats(["flaky"]))[0].failed === 1, 10_000, "counted failed");
+  const [stats] = await q.stats(["flaky"]);
+  assert.equal(stats.queued + stats.active, 0);
+  // `deno task jobs` shows the same, with the failure's error.
+  const task = await new Deno.Command(Deno.execPath(), {
+    args: ["task", "--quiet", "jobs"],
+    env: { DATABASE_URL: db.url },
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const out = new TextDecoder().decode(task.stdout);
+  assert.equal(task.code, 0, new TextDecoder().decode(task.stderr));
+  assert.match(out, /│ flaky\s+│\s+0\s+│\s+0\s+│\s+1\s+│/);
+  assert.match(out, /Last failures of flaky:\n  \S+ after 3 tries: attempt 3 failed/);
+});
+
+Deno.test("a job whose worker died is taken up by another replica", async () => {
+  const dying = await queue(1);
+  let started = false;
+  await dying.work({
+    name: "orphan",
+    expireInSeconds: 2,
+    handler: () => {
+      started = true;
+      return new Promise<void>(() => {}); // the worker dies before it finishes
+    },
+  });
+  await dying.send("orphan", { n: 7 });
+  await until(() => started, 10_000, "the first worker took the job");
+  await dying.stop(0); // gone, its job still active
+  const done: number[] = [];
+  const other = await queue(1);
+  await other.work<{ n: number }>({
+    name: "orphan",
+    expireInSeconds: 2,
+    handler: async (j) => void done.push(j.data.n),
+  });
+  await until(() => done.length === 1, 30_000, "another replica ran it");
+  assert.deepEqual(done, [7]);
+});
