@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { createApp } from "../app.ts";
-import { startService, type TestService, withService } from "./_harness/app.ts";
+import { startService, type TestService, withService as withTestService } from "./_harness/app.ts";
 import { fail, limiterRow, login, timePasses } from "./_harness/login.ts";
 
 const LIMITS = {
@@ -14,6 +14,10 @@ const LIMITS = {
   LOGIN_COOLDOWN_SECONDS: "600",
 };
 const IP = "203.0.113.7";
+
+/** A service with LIMITS, and `env` on top. */
+const withService = (env: Record<string, string>, fn: (svc: TestService) => Promise<void>) =>
+  withTestService({ ...LIMITS, ...env }, fn);
 
 async function assertLocked(res: Response, cooldown = 600) {
   assert.equal(res.status, 429);
@@ -30,7 +34,7 @@ async function failTimes(svc: TestService, n: number, ip = IP) {
 }
 
 Deno.test("counting: a failure below the limit is 401 and increases the count", async () => {
-  await withService(LIMITS, async (svc) => {
+  await withService({}, async (svc) => {
     assert.equal(await limiterRow(svc, IP), null);
     assert.equal(await fail(svc.app), 401);
     assert.deepEqual(await limiterRow(svc, IP), { failures: 1, locked: false });
@@ -40,7 +44,7 @@ Deno.test("counting: a failure below the limit is 401 and increases the count", 
 });
 
 Deno.test("counting -> locked: the LOGIN_MAX_FAILURES-th failure in the window is 429", async () => {
-  await withService(LIMITS, async (svc) => {
+  await withService({}, async (svc) => {
     await failTimes(svc, 2);
     await assertLocked(await login(svc.app, { password: "wrong" }));
     assert.deepEqual(await limiterRow(svc, IP), { failures: 3, locked: true });
@@ -48,7 +52,7 @@ Deno.test("counting -> locked: the LOGIN_MAX_FAILURES-th failure in the window i
 });
 
 Deno.test("locked: every attempt during the cooldown is 429, right or wrong", async () => {
-  await withService(LIMITS, async (svc) => {
+  await withService({}, async (svc) => {
     await failTimes(svc, 2);
     assert.equal(await fail(svc.app), 429);
     const [before] = await svc.db.sql`select locked_until from login_failures where ip = ${IP}`;
@@ -66,7 +70,7 @@ Deno.test("locked: every attempt during the cooldown is 429, right or wrong", as
 });
 
 Deno.test("counting: a successful login resets the count to zero", async () => {
-  await withService(LIMITS, async (svc) => {
+  await withService({}, async (svc) => {
     await failTimes(svc, 2);
     assert.equal((await login(svc.app)).status, 200);
     assert.deepEqual(await limiterRow(svc, IP), { failures: 0, locked: false });
@@ -76,7 +80,7 @@ Deno.test("counting: a successful login resets the count to zero", async () => {
 });
 
 Deno.test("failures older than the window no longer count", async () => {
-  await withService(LIMITS, async (svc) => {
+  await withService({}, async (svc) => {
     await failTimes(svc, 2);
     await timePasses(svc, IP, 901);
     assert.equal(await fail(svc.app), 401); // a new window, at 1
@@ -87,7 +91,7 @@ Deno.test("failures older than the window no longer count", async () => {
 });
 
 Deno.test("failures inside the window still count just before it ends", async () => {
-  await withService(LIMITS, async (svc) => {
+  await withService({}, async (svc) => {
     await failTimes(svc, 2);
     await timePasses(svc, IP, 895);
     assert.equal(await fail(svc.app), 429);
@@ -95,7 +99,7 @@ Deno.test("failures inside the window still count just before it ends", async ()
 });
 
 Deno.test("after the cooldown the count starts from zero again", async () => {
-  await withService(LIMITS, async (svc) => {
+  await withService({}, async (svc) => {
     await failTimes(svc, 2);
     assert.equal(await fail(svc.app), 429);
     await timePasses(svc, IP, 601);
@@ -107,20 +111,17 @@ Deno.test("after the cooldown the count starts from zero again", async () => {
 });
 
 Deno.test("after a real one-second cooldown the right password signs in", async () => {
-  await withService(
-    { ...LIMITS, LOGIN_COOLDOWN_SECONDS: "1", LOGIN_MAX_FAILURES: "2" },
-    async (svc) => {
-      assert.equal(await fail(svc.app), 401);
-      await assertLocked(await login(svc.app, { password: "wrong" }), 1);
-      await assertLocked(await login(svc.app), 1);
-      await new Promise((r) => setTimeout(r, 1100));
-      assert.equal((await login(svc.app)).status, 200);
-    },
-  );
+  await withService({ LOGIN_COOLDOWN_SECONDS: "1", LOGIN_MAX_FAILURES: "2" }, async (svc) => {
+    assert.equal(await fail(svc.app), 401);
+    await assertLocked(await login(svc.app, { password: "wrong" }), 1);
+    await assertLocked(await login(svc.app), 1);
+    await new Promise((r) => setTimeout(r, 1100));
+    assert.equal((await login(svc.app)).status, 200);
+  });
 });
 
 Deno.test("one address is locked while another is not", async () => {
-  await withService(LIMITS, async (svc) => {
+  await withService({}, async (svc) => {
     await failTimes(svc, 2);
     assert.equal(await fail(svc.app), 429);
     assert.equal(await fail(svc.app, { ip: "198.51.100.20" }), 401);
@@ -132,7 +133,7 @@ Deno.test("one address is locked while another is not", async () => {
 });
 
 Deno.test("a forged X-Forwarded-For prefix from a trusted proxy does not lock the forged address", async () => {
-  await withService({ ...LIMITS, LOGIN_TRUSTED_PROXY_IPS: "10.0.0.0/8" }, async (svc) => {
+  await withService({ LOGIN_TRUSTED_PROXY_IPS: "10.0.0.0/8" }, async (svc) => {
     const victim = "198.51.100.66";
     // The attacker at 203.0.113.7 sends "X-Forwarded-For: victim"; the proxy appends the truth.
     const viaProxy = { ip: "10.0.0.2", headers: { "x-forwarded-for": `${victim}, ${IP}` } };
@@ -196,7 +197,7 @@ Deno.test("IPv6 clients are counted by their /64", async () => {
 });
 
 Deno.test("forwarding headers from an untrusted peer are ignored", async () => {
-  await withService({ ...LIMITS, LOGIN_TRUSTED_PROXY_IPS: "10.0.0.0/8" }, async (svc) => {
+  await withService({ LOGIN_TRUSTED_PROXY_IPS: "10.0.0.0/8" }, async (svc) => {
     const other = "198.51.100.66";
     const forged = { ip: IP, headers: { "x-real-ip": other, "x-forwarded-for": other } };
     await failTimes(svc, 2);
@@ -208,7 +209,7 @@ Deno.test("forwarding headers from an untrusted peer are ignored", async () => {
 });
 
 Deno.test("two replicas on one database share the lock", async () => {
-  await withService(LIMITS, async (first) => {
+  await withService({}, async (first) => {
     const second = await startService({ db: first.db, s3: first.s3, env: LIMITS });
     try {
       assert.equal(await fail(first.app), 401);
@@ -222,7 +223,7 @@ Deno.test("two replicas on one database share the lock", async () => {
 });
 
 Deno.test("20 wrong attempts at once lock after exactly LOGIN_MAX_FAILURES", async () => {
-  await withService({ ...LIMITS, LOGIN_MAX_FAILURES: "5" }, async (svc) => {
+  await withService({ LOGIN_MAX_FAILURES: "5" }, async (svc) => {
     // Two app instances, so the attempts also race across "replicas".
     const other = createApp(svc.services);
     const statuses = await Promise.all(
@@ -235,7 +236,7 @@ Deno.test("20 wrong attempts at once lock after exactly LOGIN_MAX_FAILURES", asy
 });
 
 Deno.test("concurrent failures below the limit are all counted", async () => {
-  await withService({ ...LIMITS, LOGIN_MAX_FAILURES: "50" }, async (svc) => {
+  await withService({ LOGIN_MAX_FAILURES: "50" }, async (svc) => {
     const statuses = await Promise.all(Array.from({ length: 20 }, () => fail(svc.app)));
     assert.deepEqual(new Set(statuses), new Set([401]));
     assert.deepEqual(await limiterRow(svc, IP), { failures: 20, locked: false });
@@ -243,7 +244,7 @@ Deno.test("concurrent failures below the limit are all counted", async () => {
 });
 
 Deno.test("stale limiter rows are deleted; live ones are kept", async () => {
-  await withService(LIMITS, async (svc) => {
+  await withService({}, async (svc) => {
     await failTimes(svc, 1, "198.51.100.1"); // window will be over
     await failTimes(svc, 2, "198.51.100.2");
     assert.equal(await fail(svc.app, { ip: "198.51.100.2" }), 429); // locked, window over
