@@ -3,6 +3,10 @@
  * how answers are read. tests/storage_test.ts runs the store against s3rver.
  */
 import assert from "node:assert/strict";
+import { createHash, createHmac } from "node:crypto";
+import { HeadObjectCommand, S3Client } from "@aws-sdk/client-s3";
+import { SignatureV4 } from "@smithy/signature-v4";
+import fc from "fast-check";
 import { readAll, StorageError } from "./mod.ts";
 import { bucketUrl, type S3Settings, S3Store } from "./s3.ts";
 import { sha256Hex } from "../hash.ts";
@@ -10,6 +14,8 @@ import { sha256Hex } from "../hash.ts";
 interface Seen {
   method: string;
   path: string;
+  /** The signature recomputed from the request as it arrived, as S3 checks it. */
+  expectedSignature: string;
   query: URLSearchParams;
   headers: Headers;
   body: Uint8Array;
@@ -26,6 +32,7 @@ function recorder(
     const s = {
       method: req.method,
       path: url.pathname,
+      expectedSignature: await signatureAsReceived(req, url),
       query: url.searchParams,
       headers: req.headers,
       body: new Uint8Array(await req.arrayBuffer()),
@@ -44,6 +51,83 @@ function recorder(
   });
   return { seen, store, [Symbol.asyncDispose]: () => server.shutdown() };
 }
+
+/** SHA-256 and HMAC for the SDK's signer, on node:crypto. */
+class NodeSha256 {
+  #hash;
+  constructor(secret?: string | ArrayBuffer | ArrayBufferView) {
+    this.#hash = secret === undefined ? createHash("sha256") : createHmac(
+      "sha256",
+      typeof secret === "string" ? secret : new Uint8Array(secret as ArrayBuffer),
+    );
+  }
+  update(data: string | Uint8Array) {
+    this.#hash.update(data);
+  }
+  digest() {
+    return Promise.resolve(new Uint8Array(this.#hash.digest()));
+  }
+}
+
+/**
+ * The signature S3 expects for `req` as it arrived: the path, query and signed headers as
+ * received, with the key pair the recorder's store uses. A request whose path or headers
+ * changed on the way from the signer to the wire fails this.
+ */
+async function signatureAsReceived(req: Request, url: URL): Promise<string> {
+  const auth = req.headers.get("authorization") ?? "";
+  const names = /SignedHeaders=([^,\s]+)/.exec(auth)?.[1].split(";") ?? [];
+  const scope = /Credential=[^/]+\/(\d{8})\/([^/]+)\//.exec(auth);
+  const stamp = req.headers.get("x-amz-date") ?? "";
+  if (!scope || !stamp) return "";
+  const signer = new SignatureV4({
+    service: "s3",
+    region: scope[2],
+    credentials: { accessKeyId: "key", secretAccessKey: "secret" },
+    sha256: NodeSha256,
+    uriEscapePath: false,
+  });
+  const query: Record<string, string> = {};
+  for (const [k, v] of url.searchParams) query[k] = v;
+  const signed = await signer.sign({
+    method: req.method,
+    protocol: url.protocol,
+    hostname: url.hostname,
+    port: Number(url.port),
+    path: url.pathname,
+    query,
+    headers: Object.fromEntries(names.map((n) => [n, req.headers.get(n) ?? ""])),
+  }, {
+    signingDate: new Date(
+      stamp.replace(/^(\d{4})(\d\d)(\d\d)T(\d\d)(\d\d)(\d\d)Z$/, "$1-$2-$3T$4:$5:$6Z"),
+    ),
+  });
+  return /Signature=([0-9a-f]{64})/.exec(signed.headers["authorization"])?.[1] ?? "";
+}
+
+/** The request path the AWS SDK's S3 client sends for `key` (captured; nothing is sent). */
+async function sdkPath(key: string): Promise<string> {
+  let path = "";
+  const client = new S3Client({
+    region: "eu-central-1",
+    endpoint: "http://127.0.0.1:9",
+    forcePathStyle: true,
+    maxAttempts: 1,
+    credentials: { accessKeyId: "key", secretAccessKey: "secret" },
+    requestHandler: {
+      handle(request: { path: string }) {
+        path = request.path;
+        return Promise.reject(new Error("captured"));
+      },
+    },
+  });
+  await client.send(new HeadObjectCommand({ Bucket: "bucket", Key: key })).catch(() => {});
+  client.destroy();
+  return path;
+}
+
+const signatureOf = (s: Seen) =>
+  /Signature=([0-9a-f]{64})/.exec(s.headers.get("authorization")!)![1];
 
 /** `n` random bytes (getRandomValues fills at most 64 KiB a call). */
 function randomBytes(n: number): Uint8Array {
@@ -202,4 +286,72 @@ Deno.test("S3Store.get() reads a range's total size; a 404 is null and a 416 its
   await assert.rejects(rec.store.get("images/short", { start: 20, end: 30 }), {
     name: "RangeNotSatisfiableError",
   });
+});
+
+/** Keys people give objects: spaces, `+`, `%`, `~`, unicode, reserved and unsafe characters. */
+const REAL_KEYS = [
+  "images/a b",
+  "images/a+b",
+  "images/100% real",
+  "images/%2F%20",
+  "images/~user/~",
+  "images/é/漢字/😀",
+  "images/a&b=c;d,e:f@g$h!i'j(k)l*m",
+  'images/q?x#y[z]{w}|^`\\<>"',
+  "images//double//slash/",
+  "images/.hidden/..backup/...",
+  "thumbnails/Ab3dE5gH.webp",
+];
+
+Deno.test("S3Store sends each key as the AWS SDK's S3 client does, signed as it arrives", async () => {
+  await using rec = recorder();
+  for (const key of REAL_KEYS) {
+    const before = rec.seen.length;
+    await rec.store.head(key);
+    const seen = rec.seen[before];
+    assert.equal(seen.path, await sdkPath(key), key);
+    assert.equal(signatureOf(seen), seen.expectedSignature, key);
+  }
+});
+
+Deno.test("S3Store refuses a key a URL would resolve to another object (. and .. segments)", async () => {
+  await using rec = recorder();
+  for (const key of ["images/../x", "images/./x", "..", "images/x/..", ""]) {
+    await assert.rejects(rec.store.head(key), StorageError, key);
+    // The SDK sends such a path as it is; fetch (any WHATWG URL) would resolve it elsewhere.
+    const path = await sdkPath(key);
+    if (key) assert.notEqual(new URL(path, "http://h").pathname, path, key);
+  }
+  assert.equal(rec.seen.length, 0, "nothing was sent");
+});
+
+Deno.test("S3Store encodes any key as the SDK does, and every request verifies as received", async () => {
+  await using rec = recorder();
+  const segment = fc.string({ unit: "grapheme", minLength: 1, maxLength: 8 })
+    .filter((s) => s !== "." && s !== ".." && !s.includes("/"));
+  await fc.assert(
+    fc.asyncProperty(
+      fc.array(segment, { minLength: 1, maxLength: 3 }),
+      fc.dictionary(
+        fc.string({ unit: "grapheme", minLength: 1, maxLength: 6 }),
+        fc.string({ unit: "grapheme", maxLength: 6 }),
+        { maxKeys: 2 },
+      ),
+      async (segments, prefixQuery) => {
+        const key = segments.join("/");
+        const before = rec.seen.length;
+        await rec.store.head(key);
+        const seen = rec.seen[before];
+        assert.equal(seen.path, await sdkPath(key));
+        assert.equal(signatureOf(seen), seen.expectedSignature);
+        // A list request carries its prefix in the query, encoded and signed the same way.
+        const prefix = Object.values(prefixQuery).join("");
+        await Array.fromAsync(rec.store.list(prefix));
+        const listed = rec.seen.at(-1)!;
+        assert.equal(listed.query.get("prefix"), prefix);
+        assert.equal(signatureOf(listed), listed.expectedSignature);
+      },
+    ),
+    { numRuns: 200 },
+  );
 });
