@@ -110,6 +110,16 @@ Deno.test("fs: a failed write leaves neither the object nor a temporary file", a
   assert.equal(leftovers.some((e) => e.name.includes("broken")), false);
 });
 
+Deno.test("disposeS3() stops s3rver and removes its folder, objects and all", async () => {
+  const other = await startS3();
+  const data = new Uint8Array(1000);
+  await other.store.put("images/x", data, { contentLength: 1000, contentType: "image/png" });
+  assert.ok((await Deno.stat(other.dir)).isDirectory);
+  await disposeS3(other);
+  await assert.rejects(Deno.stat(other.dir), Deno.errors.NotFound);
+  await assert.rejects(other.store.head("images/x"), StorageError);
+});
+
 Deno.test("s3: an unreachable server is a StorageError", async () => {
   const other = await startS3();
   await disposeS3(other);

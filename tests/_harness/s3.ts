@@ -11,6 +11,8 @@ export interface TestS3 {
   store: S3Store;
   endpoint: string;
   port: number;
+  /** The folder s3rver keeps its objects in. */
+  dir: string;
   stop(): Promise<void>;
   /** Starts it again on the same port and folder (after `stop`), for outage tests. */
   restart(): Promise<void>;
@@ -45,6 +47,7 @@ export async function startS3(bucket = "board"): Promise<TestS3> {
     store,
     endpoint,
     port,
+    dir,
     stop: async () => {
       if (running) await server.close();
       running = false;
@@ -57,7 +60,15 @@ export async function startS3(bucket = "board"): Promise<TestS3> {
   };
 }
 
-/** Stops s3rver and removes its folder. */
+/**
+ * Removes s3rver's folder and stops it. The folder goes first, synchronously, so that an
+ * `unload` handler (which cannot wait for the stop) still removes it.
+ */
 export async function disposeS3(s3: TestS3): Promise<void> {
+  try {
+    Deno.removeSync(s3.dir, { recursive: true });
+  } catch (e) {
+    if (!(e instanceof Deno.errors.NotFound)) throw e;
+  }
   await s3.stop();
 }
