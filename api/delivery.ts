@@ -2,7 +2,8 @@
  * `GET`/`HEAD` `/images/{id}/file` and `/thumbnail`: bytes fetched from storage server-side, with
  * the stored type, an ETag, immutable caching and nosniff; 304 on a matching If-None-Match, 206
  * for a single byte range, 416 for an unsatisfiable one. Objects up to CACHED_OBJECT_BYTES are
- * kept in a DELIVERY_CACHE_MB memory cache once read whole; larger ones stream, never buffered.
+ * kept in a DELIVERY_CACHE_MB memory cache once read whole; larger ones, and any whose length
+ * storage did not give, stream, never buffered.
  */
 import type { Context } from "hono";
 import { retryRead } from "../db/client.ts";
@@ -96,15 +97,14 @@ async function serve(
     throw e;
   }
   if (!obj) throw new HttpError(404, "Image not found");
-  headers["Content-Length"] = String(obj.length);
-  if (range) {
-    headers["Content-Range"] = `bytes ${range.start}-${range.start + obj.length - 1}/${obj.size}`;
-  }
+  // An answer without a length (chunked) is streamed as it comes, never read whole.
+  if (obj.length !== null) headers["Content-Length"] = String(obj.length);
+  if (range) headers["Content-Range"] = `bytes ${range.start}-${range.end}/${size}`;
   if (c.req.method === "HEAD") {
     await obj.body.cancel();
     return c.body(null, 200, headers);
   }
-  if (!range && cache.accepts(obj.length)) {
+  if (!range && obj.length !== null && cache.accepts(obj.length)) {
     const bytes = await readAll(obj.body);
     cache.set(key, bytes);
     return c.body(bytes, 200, headers);

@@ -29,14 +29,17 @@ export function forgetKeysOf(tx: postgres.TransactionSql, shortId: string, keys:
 }
 
 /**
- * Claims up to `limit` due keys; other replicas skip the claimed ones. A key whose image row
- * exists after all (an upload whose commit reply was lost) is forgotten, never deleted.
+ * Claims up to `limit` due keys; other replicas skip the claimed ones. A key that an image row
+ * owns after all (an upload whose commit reply was lost) is forgotten, never deleted: its
+ * original, or the thumbnail its row names. A thumbnail key its row does not name (a put that
+ * failed, maybe after it landed) is deleted.
  */
 export async function claimDueDeletes(tx: postgres.TransactionSql, limit: number) {
   // The short ID a key belongs to (keys.ts: images/{id}, thumbnails/{id}.webp).
   await tx`delete from pending_deletes p where p.next_attempt_at <= now() and exists (
     select 1 from images i
-    where i.short_id = substring(p.key from '^(?:images|thumbnails)/([0-9A-Za-z]{8})(?:[.]webp)?$'))`;
+    where i.short_id = substring(p.key from '^(?:images|thumbnails)/([0-9A-Za-z]{8})(?:[.]webp)?$')
+      and (p.key = 'images/' || i.short_id or p.key = i.thumbnail_key))`;
   return await tx<{ key: string; attempts: number }[]>`
     select key, attempts from pending_deletes where next_attempt_at <= now()
     order by next_attempt_at limit ${limit} for update skip locked`;

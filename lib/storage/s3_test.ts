@@ -49,7 +49,7 @@ function recorder(
     forcePathStyle: true,
     ...settings,
   });
-  return { seen, store, [Symbol.asyncDispose]: () => server.shutdown() };
+  return { seen, store, port: server.addr.port, [Symbol.asyncDispose]: () => server.shutdown() };
 }
 
 /** SHA-256 and HMAC for the SDK's signer, on node:crypto. */
@@ -354,4 +354,151 @@ Deno.test("S3Store encodes any key as the SDK does, and every request verifies a
     ),
     { numRuns: 200 },
   );
+});
+
+/** A store on `port` whose requests fail after `timeoutMs` without progress. */
+function storeOn(port: number, timeoutMs: number) {
+  return new S3Store({
+    bucket: "bucket",
+    endpoint: `http://127.0.0.1:${port}`,
+    region: "us-east-1",
+    accessKeyId: "key",
+    secretAccessKey: "secret",
+    forcePathStyle: true,
+    timeoutMs,
+  });
+}
+
+/** A server that accepts connections and never answers, as a frozen process does. */
+function silentServer() {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const conns: Deno.Conn[] = [];
+  (async () => {
+    for await (const conn of listener) conns.push(conn);
+  })().catch(() => {});
+  return {
+    port: (listener.addr as Deno.NetAddr).port,
+    get connections() {
+      return conns.length;
+    },
+    [Symbol.dispose]() {
+      listener.close();
+      for (const c of conns) c.close();
+    },
+  };
+}
+
+/** A server whose GET answers `chunks` (each after its delay), or stalls at a null chunk. */
+function streamingServer(chunks: [delayMs: number, bytes: Uint8Array | null][]) {
+  const stalled = new Set<ReadableStreamDefaultController>();
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, () => {
+    let i = 0;
+    return new Response(
+      new ReadableStream<Uint8Array>({
+        async pull(ctl) {
+          if (i === chunks.length) return ctl.close();
+          const [delay, bytes] = chunks[i++];
+          await new Promise((r) => setTimeout(r, delay));
+          if (bytes) ctl.enqueue(bytes);
+          else stalled.add(ctl); // never another byte
+        },
+      }),
+      { headers: { "content-type": "image/png" } },
+    );
+  });
+  return {
+    port: server.addr.port,
+    async [Symbol.asyncDispose]() {
+      for (const ctl of stalled) ctl.close();
+      await server.shutdown();
+    },
+  };
+}
+
+/** How long `p` took to settle, and its error (if it failed); a hang fails after 10 s. */
+async function timed(p: Promise<unknown>): Promise<{ ms: number; error?: unknown }> {
+  const t0 = performance.now();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const hang = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new Error("still waiting after 10 s")), 10_000);
+  });
+  try {
+    await Promise.race([p, hang]);
+    return { ms: performance.now() - t0 };
+  } catch (error) {
+    return { ms: performance.now() - t0, error };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+Deno.test("S3Store fails a request that gets no answer once its deadline passes, and does not retry it", async () => {
+  using silent = silentServer();
+  const store = storeOn(silent.port, 300);
+  const bytes = new Uint8Array(1000);
+  for (
+    const call of [
+      () => store.head("images/a"),
+      () => store.get("images/a"),
+      () => store.put("images/a", bytes, { contentLength: 1000, contentType: "image/png" }),
+      () => store.delete("images/a"),
+      () => store.check(),
+    ]
+  ) {
+    const before = silent.connections;
+    const { ms, error } = await timed(call());
+    assert.ok(error instanceof StorageError, String(error));
+    assert.match((error as Error).message, /no progress for 0\.3 s/);
+    assert.ok(ms >= 290 && ms < 5000, `failed after ${ms} ms`);
+    // A byte body would be sent again after a fast failure, never after its deadline.
+    await new Promise((r) => setTimeout(r, 100));
+    assert.equal(silent.connections - before, 1, "one connection, no retry");
+  }
+});
+
+Deno.test("S3Store fails a body that stops arriving mid-way, once its deadline passes", async () => {
+  await using server = streamingServer([[0, new Uint8Array(70_000)], [0, null]]);
+  const obj = await storeOn(server.port, 300).get("images/a");
+  assert.equal(obj!.length, null, "a chunked answer has no length, not a length of 0");
+  const reader = obj!.body.getReader();
+  assert.ok(((await reader.read()).value?.length ?? 0) > 0);
+  const { ms, error } = await timed((async () => {
+    while (!(await reader.read()).done);
+  })());
+  assert.ok(error instanceof StorageError, String(error));
+  assert.match((error as Error).message, /S3 get failed while reading: no progress for 0\.3 s/);
+  assert.ok(ms >= 290 && ms < 5000, `failed after ${ms} ms`);
+});
+
+Deno.test("S3Store never cuts a body that keeps coming, nor counts the time its reader pauses", async () => {
+  // Twelve chunks 100 ms apart: 1.2 s in all against a deadline of 0.35 s.
+  const chunk = new Uint8Array(50_000).fill(7);
+  await using server = streamingServer(Array.from({ length: 12 }, () => [100, chunk]));
+  const store = storeOn(server.port, 350);
+  let total = 0;
+  for await (const part of (await store.get("images/a"))!.body) total += part.length;
+  assert.equal(total, 12 * chunk.length);
+
+  // A reader that stops for three deadlines (a slow client downstream) is not the server's fault.
+  const reader = (await store.get("images/a"))!.body.getReader();
+  total = (await reader.read()).value!.length;
+  await new Promise((r) => setTimeout(r, 1050));
+  for (let r = await reader.read(); !r.done; r = await reader.read()) total += r.value.length;
+  assert.equal(total, 12 * chunk.length);
+});
+
+Deno.test("S3Store sends a streamed body from a slow source without cutting it", async () => {
+  await using rec = recorder();
+  const store = storeOn(rec.port, 300);
+  let sent = 0;
+  // Each chunk takes the source longer than the deadline: that wait is not the server's.
+  const source = new ReadableStream<Uint8Array>({
+    async pull(ctl) {
+      if (sent === 4) return ctl.close();
+      await new Promise((r) => setTimeout(r, 450));
+      ctl.enqueue(new Uint8Array(1000).fill(++sent));
+    },
+  });
+  await store.put("images/slow", source, { contentLength: 4000, contentType: "image/png" });
+  assert.equal(rec.seen[0].body.length, 4000);
 });

@@ -1,6 +1,7 @@
 /**
  * An s3rver (the S3-protocol server installable here) on a random loopback port, with one
- * bucket. It only accepts the credentials S3RVER/S3RVER.
+ * bucket. It only accepts the credentials S3RVER/S3RVER. `startS3` runs it in this process;
+ * `s3_process.ts` runs it in a child process that a test can freeze.
  */
 import S3rver from "s3rver";
 import { type S3Settings, S3Store } from "../../lib/storage/s3.ts";
@@ -18,6 +19,21 @@ export interface TestS3 {
   restart(): Promise<void>;
 }
 
+/** The settings and store of a bucket on the s3rver at `port`. */
+export function s3rverBucket(port: number, bucket: string, timeoutMs?: number) {
+  const endpoint = `http://127.0.0.1:${port}`;
+  const settings: S3Settings = {
+    bucket,
+    endpoint,
+    region: "us-east-1",
+    accessKeyId: "S3RVER",
+    secretAccessKey: "S3RVER",
+    forcePathStyle: true,
+    timeoutMs,
+  };
+  return { endpoint, settings, store: new S3Store(settings) };
+}
+
 /** Starts s3rver with bucket `bucket` in a temporary folder. */
 export async function startS3(bucket = "board"): Promise<TestS3> {
   const dir = await Deno.makeTempDir({ prefix: "board-s3-" });
@@ -31,21 +47,9 @@ export async function startS3(bucket = "board"): Promise<TestS3> {
     });
   let server = make(0);
   const { port } = await server.run();
-  const endpoint = `http://127.0.0.1:${port}`;
-  const settings: S3Settings = {
-    bucket,
-    endpoint,
-    region: "us-east-1",
-    accessKeyId: "S3RVER",
-    secretAccessKey: "S3RVER",
-    forcePathStyle: true,
-  };
-  const store = new S3Store(settings);
   let running = true;
   return {
-    settings,
-    store,
-    endpoint,
+    ...s3rverBucket(port, bucket),
     port,
     dir,
     stop: async () => {
