@@ -6,6 +6,7 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import { Hono } from "hono";
 import type { AppEnv } from "./api/env.ts";
 import { onError } from "./api/errors.ts";
+import { requestScope } from "./lib/http/mod.ts";
 import type { Services } from "./lib/services.ts";
 
 const REQUEST_ID_RE = /^[A-Za-z0-9._-]{1,64}$/;
@@ -27,7 +28,7 @@ export function createShell(services: Pick<Services, "log">, parts: ShellParts) 
     c.set("requestId", requestId);
     c.set("log", reqLog);
     const started = performance.now();
-    await next();
+    await requestScope.run(reqLog, next);
     c.header("X-Request-Id", requestId);
     // Every answer, JSON errors of the byte routes included, is to be taken as its declared type.
     c.header("X-Content-Type-Options", "nosniff");

@@ -5,11 +5,10 @@
  */
 import { createRoute, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import { bodyLimit } from "hono/body-limit";
 import { getConnInfo } from "hono/deno";
 import { LoginLimiter, loginLimits } from "../db/login_limiter.ts";
 import { credentialsMatch, issueAccessToken } from "../lib/auth.ts";
-import { resolveClientIp, throttle } from "../lib/http/mod.ts";
+import { limiterKey, resolveClientIp, throttle } from "../lib/http/mod.ts";
 import type { Config } from "../lib/config.ts";
 import type { Services } from "../lib/services.ts";
 import { HttpError } from "./errors.ts";
@@ -38,12 +37,6 @@ const Locked = z.object({
   retry_after: z.number().int(),
 }).openapi("LoginLocked");
 
-const MAX_BODY_BYTES = 16 * 1024;
-const limitBody = bodyLimit({
-  maxSize: MAX_BODY_BYTES,
-  onError: (c) => c.json({ detail: "Request body is too large" }, 413),
-});
-
 /** The credential fields of a JSON, urlencoded or multipart body; 422 when missing or malformed. */
 async function readCredentials(c: Context): Promise<Credentials> {
   const type = (c.req.header("content-type") ?? "").split(";")[0].trim().toLowerCase();
@@ -71,10 +64,10 @@ const body = { schema: { $ref: "#/components/schemas/LoginRequest" } };
 const route = createRoute({
   method: "post",
   path: "/auth/token",
+  operationId: "createToken",
   tags: ["auth"],
   summary: "Sign in and get a bearer token",
   description: "Too many failed attempts from one address lock it for LOGIN_COOLDOWN_SECONDS.",
-  middleware: [limitBody] as const,
   request: {
     body: {
       required: true,
@@ -88,7 +81,7 @@ const route = createRoute({
   responses: {
     200: { description: "Signed in", content: json(Token) },
     401: errorResponse("Incorrect username or password"),
-    413: errorResponse("Request body too large"),
+    413: errorResponse("Body over 64 KiB (`code`: `body_too_large`)"),
     422: errorResponse("Missing or malformed fields"),
     429: {
       description: "Too many failed attempts from this address",
@@ -130,18 +123,25 @@ export function authRoutes(services: Pick<Services, "config" | "sql" | "log">) {
       peerAddress(c),
       c.req.raw.headers,
       config.LOGIN_TRUSTED_PROXY_IPS,
+      config.LOGIN_CLIENT_IP_HEADER,
     );
-    if (client.source === "x-forwarded-for" && mayWarn()) {
-      log.warn("client address taken from X-Forwarded-For; have the proxy set X-Real-IP", {
-        ip: client.ip,
-      });
+    if (
+      client.source === "x-forwarded-for" && config.LOGIN_CLIENT_IP_HEADER === "x-real-ip" &&
+      mayWarn()
+    ) {
+      log.warn(
+        "client address taken from X-Forwarded-For; have the proxy set X-Real-IP, or set " +
+          "LOGIN_CLIENT_IP_HEADER=x-forwarded-for if it never does",
+        { ip: client.ip },
+      );
     }
-    const ip = client.ip;
+    const ip = limiterKey(client.ip);
     if (await limiter.isLocked(ip)) throw lockedError(config);
     if (!credentialsMatch(config, username, password)) {
       const { failures, locked } = await limiter.recordFailure(ip);
-      if (locked) log.warn("login failed; address locked", { ip, failures });
-      else log.info("login failed", { ip, failures });
+      const fields = { ip, address: client.ip, failures };
+      if (locked) log.warn("login failed; address locked", fields);
+      else log.info("login failed", fields);
       if (locked) throw lockedError(config);
       throw new HttpError(401, "Incorrect username or password", {
         headers: { "WWW-Authenticate": "Bearer" },

@@ -134,6 +134,7 @@ export function deliveryRoutes(services: Services) {
     app.openAPIRegistry.registerPath({
       method: "get",
       path: `/images/{id}/${which}`,
+      operationId: which === "file" ? "getImageFile" : "getImageThumbnail",
       tags: ["images"],
       summary: which === "file"
         ? "The original bytes, through the service (from its memory cache or streamed from storage; Range and If-None-Match honoured)"

@@ -8,6 +8,7 @@ import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { isDatabaseUnavailable } from "../db/client.ts";
 import { StorageError } from "../lib/storage/mod.ts";
+import { TooManyTagsError } from "../lib/tag_names.ts";
 import type { AppEnv } from "./env.ts";
 
 /** Structured error detail: its members are spread at the top level of the body. */
@@ -43,6 +44,9 @@ export function onError(err: Error, c: Context<AppEnv>): Response {
     // Hono's own refusals (malformed JSON, wrong media type) keep their status, in our shape.
     const status = err.status as ContentfulStatusCode;
     return c.json({ detail: err.message || "Bad request" }, status);
+  }
+  if (err instanceof TooManyTagsError) {
+    return c.json({ code: "too_many_tags", detail: err.message, max_tags: err.max }, 422);
   }
   if (err instanceof StorageError) {
     log?.error("storage unavailable", { err });

@@ -89,6 +89,7 @@ const Health = z.object({
 const route = createRoute({
   method: "get",
   path: "/health",
+  operationId: "getHealth",
   tags: ["health"],
   summary: "Service health, used by container health checks",
   responses: {

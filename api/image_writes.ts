@@ -42,6 +42,7 @@ export function imageWriteRoutes(services: Services, read: ReadModel) {
   app.openAPIRegistry.registerPath({
     method: "post",
     path: "/images",
+    operationId: "uploadImage",
     tags: ["images"],
     summary: "Upload an image (201 new; 200 when the same content exists: the tags are added)",
     security: bearer,
@@ -64,7 +65,10 @@ export function imageWriteRoutes(services: Services, read: ReadModel) {
       401: errorResponse("Not signed in"),
       413: errorResponse("Larger than MAX_UPLOAD_BYTES (`code`, `detail`, `max_bytes`)"),
       415: errorResponse("Not a JPEG, PNG, GIF, WebP or AVIF image"),
-      422: errorResponse("Invalid fields, or more pixels than MAX_IMAGE_PIXELS"),
+      422: errorResponse(
+        "Invalid fields, more pixels than MAX_IMAGE_PIXELS (`code`: `too_many_pixels`), or more " +
+          "than 50 tags on the image (`code`: `too_many_tags`, `max_tags`)",
+      ),
       503: errorResponse("Storage or database down, or too busy"),
     },
   });
@@ -102,6 +106,7 @@ export function imageWriteRoutes(services: Services, read: ReadModel) {
     createRoute({
       method: "patch",
       path: "/images/{id}/tags",
+      operationId: "updateImageTags",
       tags: ["images"],
       summary: "Replace or edit an image's tags",
       security: bearer,
@@ -114,7 +119,10 @@ export function imageWriteRoutes(services: Services, read: ReadModel) {
         200: { description: "The image with its new tags", content: json(Image) },
         401: errorResponse("Not signed in"),
         404: errorResponse("No such image"),
-        422: errorResponse("Invalid tag names"),
+        413: errorResponse("Body over 64 KiB (`code`: `body_too_large`)"),
+        422: errorResponse(
+          "Invalid tag names, or more than 50 tags on the image (`code`: `too_many_tags`)",
+        ),
       },
     }),
     async (c) => {
@@ -134,6 +142,7 @@ export function imageWriteRoutes(services: Services, read: ReadModel) {
     createRoute({
       method: "delete",
       path: "/images/{id}",
+      operationId: "deleteImage",
       tags: ["images"],
       summary: "Delete an image with its original and thumbnail objects",
       security: bearer,

@@ -25,6 +25,7 @@ export function tagsOrThrow(values: string[]): string[] {
 const listRoute = createRoute({
   method: "get",
   path: "/images",
+  operationId: "listImages",
   tags: ["images"],
   summary: "List images, newest first; `tags` keeps images carrying all of them",
   request: {
@@ -48,6 +49,7 @@ const listRoute = createRoute({
 const getRoute = createRoute({
   method: "get",
   path: "/images/{id}",
+  operationId: "getImage",
   tags: ["images"],
   summary: "One image",
   request: { params: ShortIdParam },

@@ -1,12 +1,14 @@
 /** The whole `/api/v1` app: the public read side plus sign-in and the write routes. */
 import type { Services } from "../lib/services.ts";
 import { authRoutes } from "./auth.ts";
+import { capBodies } from "./body_limit.ts";
 import { imageWriteRoutes } from "./image_writes.ts";
 import { createReadApi } from "./read_api.ts";
 
 /** The whole API, without its `/api/v1` prefix, and the read model the pages share. */
 export function createApiApp(services: Services) {
   const { api, read } = createReadApi(services);
+  api.use(capBodies); // before every route that takes a body
   api.route("/", authRoutes(services));
   api.route("/", imageWriteRoutes(services, read));
   return { api, read };

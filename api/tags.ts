@@ -1,5 +1,6 @@
 /** `GET /tags`: the tag list with substring search, sort, minimum count and paging. */
 import { createRoute, z } from "@hono/zod-openapi";
+import { MAX_TAG_QUERY_LENGTH } from "../lib/tag_names.ts";
 import type { ReadModel } from "../lib/types.ts";
 import { newRouter } from "./router.ts";
 import { errorResponse, Tag } from "./schemas.ts";
@@ -7,11 +8,12 @@ import { errorResponse, Tag } from "./schemas.ts";
 const route = createRoute({
   method: "get",
   path: "/tags",
+  operationId: "listTags",
   tags: ["tags"],
   summary: "List tags that have images",
   request: {
     query: z.object({
-      q: z.string().max(64).optional().openapi({
+      q: z.string().max(MAX_TAG_QUERY_LENGTH).optional().openapi({
         description: "Case-insensitive substring of the name (`at` finds `cat` and `scatter`)",
       }),
       sort: z.enum(["count_desc", "name"]).default("name"),

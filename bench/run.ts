@@ -1,10 +1,12 @@
 /**
  * `deno task bench`: seeds `bench_1m` when needed (`bench/seed.ts`), then runs B1 to B8, each in
  * its own process (so none inherits another's heap, workers or children), prints one Markdown
- * table and writes bench/RESULTS.md (with the date, the machine's cores and the command).
+ * table and writes bench/RESULTS.md (with the date, the machine's cores and the command), keeping
+ * its hand-written notes (bench/_notes.ts).
  * `deno task bench b3 b5` runs only those.
  */
 import { type BenchResult, machineJiffies, markdownRows, RESULTS_DIR, ROOT } from "./_lib.ts";
+import { keepNotes } from "./_notes.ts";
 
 const BENCHES: [string, string][] = [
   ["b1", "bench/b1_thumbnails.ts"],
@@ -146,7 +148,8 @@ const md = [
 console.log(`\n${summary}\n\ntotal ${total.toFixed(0)} s`);
 if (only.length === 0) {
   const file = new URL("RESULTS.md", import.meta.url).pathname;
-  await Deno.writeTextFile(file, md);
+  const previous = await Deno.readTextFile(file).catch(() => "");
+  await Deno.writeTextFile(file, keepNotes(md, previous));
   // Keep `deno fmt --check` (part of `deno task ok`) clean.
   await new Deno.Command(Deno.execPath(), { args: ["fmt", "-q", file], cwd: ROOT.pathname })
     .output();

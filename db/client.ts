@@ -14,18 +14,54 @@ export function reconnectBackoff(retries: number): number {
   return Math.min(0.02 * 2 ** retries, 0.5) * (0.5 + Math.random() / 2);
 }
 
+/**
+ * The bounds of the service's pool. A request that needs the database answers within about five
+ * seconds whatever the database does: a new connection gets CONNECT_TIMEOUT_S, a query waits at
+ * most QUEUE_TIMEOUT_S for a connection (postgres.js patched, vendor/postgres/PATCHED.md) and
+ * runs at most STATEMENT_TIMEOUT_MS on the server. Every query the service runs per request takes
+ * milliseconds (bench B5), so these only cut what is already an outage.
+ */
+export const CONNECT_TIMEOUT_S = 3;
+/** See CONNECT_TIMEOUT_S. */
+export const QUEUE_TIMEOUT_S = 4;
+/** See CONNECT_TIMEOUT_S. */
+export const STATEMENT_TIMEOUT_MS = 4000;
+
+/** Options of `createSql`. */
+export interface SqlOptions {
+  /** Most connections (default 10). */
+  max?: number;
+  /**
+   * The service's bounds on every wait (default true). False for operator work that may run long
+   * on purpose (seeding, test set-up): no statement timeout, no queue deadline.
+   */
+  bounded?: boolean;
+}
+
 /** Opens a pool on `url` (postgres:// or postgresql://). Connections are lazy. */
-export function createSql(url: string, opts: { max?: number } = {}): Sql {
+export function createSql(url: string, opts: SqlOptions = {}): Sql {
+  const bounded = opts.bounded ?? true;
   return postgres(url, {
     max: opts.max ?? 10,
     idle_timeout: 30,
-    connect_timeout: 5,
+    connect_timeout: bounded ? CONNECT_TIMEOUT_S : 10,
+    queue_timeout: bounded ? QUEUE_TIMEOUT_S : null,
     backoff: reconnectBackoff,
     onnotice: () => {},
-    // JIT compiles a plan whose estimate passes jit_above_cost: 200 ms of compiling for a page
-    // that takes 2 ms, as in the generic plan of the newest page (bench/plans/newest.txt).
-    // No query here reads enough rows to gain from it.
-    connection: { application_name: "reaction-board", jit: "off" },
+    connection: {
+      application_name: "reaction-board",
+      // JIT compiles a plan whose estimate passes jit_above_cost: 200 ms of compiling for a page
+      // that takes 2 ms, as in the generic plan of the newest page (bench/plans/newest.txt).
+      // No query here reads enough rows to gain from it.
+      jit: "off",
+      ...(bounded
+        ? {
+          statement_timeout: STATEMENT_TIMEOUT_MS,
+          // A transaction left open by a client that vanished must not hold its locks for long.
+          idle_in_transaction_session_timeout: 15_000,
+        }
+        : {}),
+    },
   });
 }
 
@@ -35,15 +71,22 @@ const UNAVAILABLE_CODES = new Set([
   "ETIMEDOUT",
   "EPIPE",
   "CONNECT_TIMEOUT",
+  "QUEUE_TIMEOUT",
   "CONNECTION_CLOSED",
   "CONNECTION_ENDED",
   "CONNECTION_DESTROYED",
 ]);
 
-/** True when `e` says the database could not be reached (the API answers 503). */
+/**
+ * True when `e` says the database could not be used (the API answers 503): any error while
+ * connecting, whatever its code (postgres.js patched to mark it: a database refusing connections
+ * (55000), starting up or shutting down (57P03), full (53300), a failed sign-in), and a lost or
+ * timed-out connection.
+ */
 export function isDatabaseUnavailable(e: unknown): boolean {
+  if ((e as { connecting?: boolean })?.connecting === true) return true;
   // From the server: connection exceptions (08), operator intervention such as
-  // pg_terminate_backend (57), too many connections (53300).
+  // pg_terminate_backend or a statement timeout (57), too many connections (53300).
   if (e instanceof postgres.PostgresError) return /^(08|57|53300$)/.test(e.code);
   // From the driver or the socket: its own codes, or a plain connection error.
   const code = (e as { code?: string })?.code;
@@ -62,20 +105,25 @@ export async function databaseSnapshot(sql: Sql): Promise<string> {
 
 /**
  * Runs a read, once more if its connection turned out to be dead (a pool connection the server
- * terminated while idle fails its next query; the retry takes a fresh one). Reads only: a write
- * whose connection died may have committed.
+ * terminated while idle fails its next query; the retry takes a fresh one). Only a failure that
+ * came quickly is retried, so that a read still answers within the pool's bounds. Reads only: a
+ * write whose connection died may have committed.
  */
 export async function retryRead<T>(fn: () => Promise<T>): Promise<T> {
+  const started = performance.now();
   try {
     return await fn();
   } catch (e) {
-    if (!isDatabaseUnavailable(e)) throw e;
+    if (!isDatabaseUnavailable(e) || performance.now() - started > RETRY_WITHIN_MS) throw e;
     // Give the dying connection a moment to close, so the retry gets a fresh one rather than
     // being written to a socket on its way out (which postgres.js may never answer).
     await new Promise((r) => setTimeout(r, 100));
     return await fn();
   }
 }
+
+/** A read that failed after longer than this is not tried again (see retryRead). */
+const RETRY_WITHIN_MS = 1000;
 
 /** True when a transaction lost a race and may simply be run again. */
 export function isRetryableTransactionError(e: unknown): boolean {

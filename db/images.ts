@@ -3,6 +3,7 @@
  * writes run in one transaction; tag counts follow from the image_tags triggers.
  */
 import type postgres from "postgres";
+import { MAX_TAGS_PER_IMAGE, TooManyTagsError } from "../lib/tag_names.ts";
 import type { ImageDto } from "../lib/types.ts";
 import type { Sql } from "./client.ts";
 import { transaction } from "./client.ts";
@@ -59,18 +60,6 @@ export async function getImageByHash(sql: Sql, hash: string): Promise<ImageWithT
 }
 
 /**
- * `limit n` written into the statement rather than bound. postgres.js prepares every statement,
- * and PostgreSQL keeps a prepared statement's generic plan only when it costs no more than the
- * custom ones; with `limit $1` the generic plan is costed for a tenth of the table, so the page
- * was planned afresh on every request: 0.3-0.7 ms of the database's CPU per listing at a million
- * images (bench B5). A page size is one of 200 integers, so the statements stay few.
- */
-function limit(sql: Sql, n: number) {
-  if (!Number.isInteger(n) || n < 1 || n > 1000) throw new RangeError(`bad page size: ${n}`);
-  return sql.unsafe(`limit ${n}`);
-}
-
-/**
  * Up to this ratio between the second-rarest and the rarest tag's image counts, a page of a tag
  * intersection walks both tags in image order at once (a merge join); above it, it walks the
  * rarest tag and probes each of its images for the others. A merge reads the larger tag's entries
@@ -80,6 +69,15 @@ function limit(sql: Sql, n: number) {
  * matches, 3.0-3.8 against 4.8-6.0 ms; 52, 1.6-1.9 against 3.3-4.5 ms.
  */
 export const MERGE_MAX_RATIO = 10;
+
+/**
+ * The most rows one page statement returns: the API's largest page (200) and one more, which
+ * tells whether there is a next page.
+ */
+export const MAX_PAGE_ROWS = 201;
+
+/** No keyset position: every image is before the largest bigint. */
+const NO_CURSOR = "9223372036854775807";
 
 /**
  * One page of images carrying all of `tags` (distinct names), newest first, after keyset
@@ -92,45 +90,63 @@ export const MERGE_MAX_RATIO = 10;
  * (t2 and t3 at a million images: 27 index pages instead of 2,850, bench/plans/two_tags.txt); a
  * rare tag with a popular one drives from the rare one and probes. Any further tags are probed.
  *
- * The names are bound one parameter each (at most 50): with an array parameter the generic plan
- * is costed for ten names, far above the custom plans, and PostgreSQL would plan every request
- * afresh (see `limit()`; tests/db_listing_test.ts).
+ * There are three statements, one for no tag, one tag and several, whatever the request: nothing
+ * a client chooses changes their text. postgres.js prepares each distinct text on each connection
+ * and PostgreSQL keeps it for the connection's life; when the page size was written into the text
+ * and each tag count had its own statement, 1,000 anonymous listings of distinct shapes grew the
+ * backends by 135 MB (bench/_statement_memory.ts; now 13 MB, mostly catalog caches).
+ *
+ * Each statement keeps its generic plan, so PostgreSQL does not plan every request afresh
+ * (0.3-0.7 ms of its CPU per listing at a million images, bench B5; tests/db_listing_test.ts).
+ * That takes a plan whose cost does not depend on the parameters: the scan is limited by a
+ * constant, MAX_PAGE_ROWS, and the page size only limits the rows taken from it (a bound
+ * `limit $n` alone is costed for a tenth of the table); the cursor is read through a sub-select;
+ * and the tags after the first two are checked through an array built once, whose length no plan
+ * is costed for.
  */
 export async function listImages(
   sql: Sql,
   opts: { tags: string[]; limit: number; beforeSeq: string | null },
 ): Promise<ImageWithTags[]> {
-  // The cursor is read through a sub-select so that no plan is costed for its value: a custom
-  // plan that knew it would be costed below the generic one, which PostgreSQL would then drop.
-  const before = (column: postgres.PendingQuery<postgres.Row[]>) =>
-    opts.beforeSeq === null ? sql`` : sql`and ${column} < (select ${opts.beforeSeq}::bigint)`;
-  const page = limit(sql, opts.limit);
-  if (opts.tags.length === 0) {
-    return await sql<ImageWithTags[]>`
-      select ${COLUMNS(sql)}, ${TAGS(sql)} from images i
-      where true ${before(sql`i.seq`)}
-      order by i.seq desc ${page}`;
+  if (!Number.isInteger(opts.limit) || opts.limit < 1 || opts.limit > MAX_PAGE_ROWS) {
+    throw new RangeError(`bad page size: ${opts.limit}`);
   }
-  if (opts.tags.length === 1) {
+  const tags = [...new Set(opts.tags)];
+  const before = (column: postgres.PendingQuery<postgres.Row[]>) =>
+    sql`${column} < (select ${opts.beforeSeq ?? NO_CURSOR}::bigint)`;
+  const scan = sql.unsafe(`limit ${MAX_PAGE_ROWS}`);
+  if (tags.length === 0) {
     return await sql<ImageWithTags[]>`
       select ${COLUMNS(sql)}, ${TAGS(sql)}
-      from image_tags d join images i on i.seq = d.image_seq
-      where d.tag_id = (select id from tags where name = ${opts.tags[0]})
-        ${before(sql`d.image_seq`)}
-      order by d.image_seq desc ${page}`;
+      from (select * from images i where ${before(sql`i.seq`)} order by i.seq desc ${scan}) i
+      order by i.seq desc limit ${opts.limit}`;
+  }
+  if (tags.length === 1) {
+    return await sql<ImageWithTags[]>`
+      select ${COLUMNS(sql)}, ${TAGS(sql)}
+      from (
+        select d.image_seq from image_tags d
+        where d.tag_id = (select id from tags where name = ${tags[0]})
+          and ${before(sql`d.image_seq`)}
+        order by d.image_seq desc ${scan}
+      ) hit join images i on i.seq = hit.image_seq
+      order by hit.image_seq desc limit ${opts.limit}`;
   }
   const ratio = sql.unsafe(String(MERGE_MAX_RATIO));
-  // The candidate `d` also carries every tag ranked after `rank`.
+  // The candidate `d` also carries every tag ranked after `rank`. The IDs come as one array (an
+  // init plan, run once), so the plan is costed the same whatever the number of names.
   const carriesRankedAfter = (rank: 1 | 2) => {
     const k = sql.unsafe(String(rank));
-    return sql`and not exists (select 1 from ranked w where w.k > ${k} and not exists (
-      select 1 from image_tags o where o.tag_id = w.id and o.image_seq = d.image_seq))`;
+    return sql`and not exists (
+      select 1 from unnest((select array_agg(id) from ranked where k > ${k})) w(id)
+      where not exists (
+        select 1 from image_tags o where o.tag_id = w.id and o.image_seq = d.image_seq))`;
   };
   return await sql<ImageWithTags[]>`
-    with ranked as (
+    with ranked as materialized (
       select id, image_count::bigint as image_count, -- bigint: the ratio times it cannot overflow
              row_number() over (order by image_count, id) as k
-      from tags where name in ${sql(opts.tags)})
+      from tags where name = any(${tags}::text[]))
     select ${COLUMNS(sql)}, ${TAGS(sql)}
     from (
       (select d.image_seq from image_tags d join image_tags m on m.image_seq = d.image_seq
@@ -138,18 +154,18 @@ export async function listImages(
          and m.tag_id = (select id from ranked where k = 2)
          and (select image_count from ranked where k = 2)
              <= ${ratio} * (select image_count from ranked where k = 1)
-         ${before(sql`d.image_seq`)} ${before(sql`m.image_seq`)} ${carriesRankedAfter(2)}
-       order by d.image_seq desc ${page})
+         and ${before(sql`d.image_seq`)} and ${before(sql`m.image_seq`)} ${carriesRankedAfter(2)}
+       order by d.image_seq desc ${scan})
       union all
       (select d.image_seq from image_tags d
        where d.tag_id = (select id from ranked where k = 1)
          and (select image_count from ranked where k = 2)
              > ${ratio} * (select image_count from ranked where k = 1)
-         ${before(sql`d.image_seq`)} ${carriesRankedAfter(1)}
-       order by d.image_seq desc ${page})
+         and ${before(sql`d.image_seq`)} ${carriesRankedAfter(1)}
+       order by d.image_seq desc ${scan})
     ) hit join images i on i.seq = hit.image_seq
-    where (select count(*) from ranked) = ${opts.tags.length}
-    order by hit.image_seq desc ${page}`;
+    where (select count(*) from ranked) = ${tags.length}
+    order by hit.image_seq desc limit ${opts.limit}`;
 }
 
 /** Fields of a new image. */
@@ -186,10 +202,21 @@ function linkTagStatements(
   ];
 }
 
-/** Links `tagNames` to the image with this ID inside `tx` (existing links are kept). */
+/**
+ * Links `tagNames` to the image with this ID inside `tx` (existing links are kept), then throws
+ * TooManyTagsError if the image now carries more than MAX_TAGS_PER_IMAGE, so that the whole
+ * transaction rolls back: a request may add at most 50, but repeated adds or re-uploads must not
+ * grow an image's tags (and every listing of it) without bound. The caller holds the image's row
+ * lock, so concurrent adds are counted one after the other.
+ */
 async function linkTags(tx: postgres.TransactionSql, imageId: string, tagNames: string[]) {
   for (const statement of linkTagStatements(tx, tx`i.id = ${imageId}`, tagNames)) {
     await statement;
+  }
+  const [{ count }] = await tx<{ count: number }[]>`
+    select count(*)::int as count from image_tags where image_id = ${imageId}`;
+  if (count > MAX_TAGS_PER_IMAGE) {
+    throw new TooManyTagsError(`An image carries at most ${MAX_TAGS_PER_IMAGE} tags`);
   }
 }
 

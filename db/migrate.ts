@@ -56,13 +56,17 @@ export interface MigrateOptions {
 export async function migrate(sql: Sql, store: ObjectStore, opts: MigrateOptions = {}) {
   const migrations = await loadMigrations(opts.backfill);
   const applied: string[] = [];
+  // One connection holds the lock and applies every SQL revision, without the statement timeout
+  // of the service's pool: a revision on a large table, or the wait for another replica's
+  // migrations, may take minutes.
   const lock = await sql.reserve();
   try {
+    await lock`set statement_timeout = 0`;
     await lock`select pg_advisory_lock(${LOCK_KEY})`;
-    await sql`create table if not exists schema_migrations (
+    await lock`create table if not exists schema_migrations (
       version text primary key, applied_at timestamptz not null default now())`;
     const done = new Set(
-      (await sql<{ version: string }[]>`select version from schema_migrations`).map((r) =>
+      (await lock<{ version: string }[]>`select version from schema_migrations`).map((r) =>
         r.version
       ),
     );
@@ -70,13 +74,18 @@ export async function migrate(sql: Sql, store: ObjectStore, opts: MigrateOptions
       if (!done.has(m.version)) {
         const started = performance.now();
         if (m.sql) {
-          await sql.begin(async (tx) => {
-            await tx.unsafe(m.sql!);
-            await tx`insert into schema_migrations (version) values (${m.version})`;
-          });
+          await lock`begin`;
+          try {
+            await lock.unsafe(m.sql);
+            await lock`insert into schema_migrations (version) values (${m.version})`;
+            await lock`commit`;
+          } catch (e) {
+            await lock`rollback`.catch(() => {});
+            throw e;
+          }
         } else {
           await m.run!(sql, store);
-          await sql`insert into schema_migrations (version) values (${m.version})`;
+          await lock`insert into schema_migrations (version) values (${m.version})`;
         }
         applied.push(m.version);
         opts.log?.("migration applied", {
@@ -88,6 +97,7 @@ export async function migrate(sql: Sql, store: ObjectStore, opts: MigrateOptions
     }
   } finally {
     await lock`select pg_advisory_unlock(${LOCK_KEY})`.catch(() => {});
+    await lock`reset statement_timeout`.catch(() => {});
     lock.release();
   }
   return applied;

@@ -72,6 +72,7 @@ export default function TagBrowser(props: TagBrowserProps) {
           name="q"
           type="search"
           autocomplete="off"
+          maxLength={64}
           value={q}
           onInput={(e) => onSearch(e.currentTarget.value)}
         />

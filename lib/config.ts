@@ -94,6 +94,12 @@ const schema = z.object({
       }
     }),
   ),
+  // Whether a trusted proxy's X-Real-IP is believed first (SPEC's default), or only its
+  // X-Forwarded-For, read from the right (cloud load balancers pass X-Real-IP through).
+  LOGIN_CLIENT_IP_HEADER: z.preprocess(
+    (v) => (typeof v === "string" ? v.trim().toLowerCase() || undefined : v),
+    z.enum(["x-real-ip", "x-forwarded-for"]).default("x-real-ip"),
+  ),
   // SPEC: default true, and an invalid value falls back to true.
   API_DOCS_ENABLED: z.preprocess((v) => {
     if (typeof v !== "string") return true;

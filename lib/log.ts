@@ -51,7 +51,9 @@ export class Logger {
 
 function replaceErrors(_key: string, value: unknown): unknown {
   if (value instanceof Error) {
-    return { name: value.name, message: value.message, stack: value.stack };
+    // `code`: a PostgreSQL SQLSTATE, a driver's or the system's error code, for the operator.
+    const { code } = value as { code?: unknown };
+    return { name: value.name, message: value.message, code, stack: value.stack };
   }
   return value;
 }

@@ -6,8 +6,17 @@
 /** Longest tag name, in characters. */
 export const MAX_TAG_LENGTH = 64;
 
+/** Longest tag search text (`q` of the tag list), in UTF-16 code units, on the API and the pages. */
+export const MAX_TAG_QUERY_LENGTH = 64;
+
 /** Most tags one image may carry (a bound on every write that adds tags). */
 export const MAX_TAGS_PER_IMAGE = 50;
+
+/** More than MAX_TAGS_PER_IMAGE tags, in a request or on an image (the API answers 422). */
+export class TooManyTagsError extends Error {
+  override name = "TooManyTagsError";
+  readonly max = MAX_TAGS_PER_IMAGE;
+}
 
 /** A tag name that cannot be normalised into a valid one. */
 export class TagNameError extends Error {
@@ -44,7 +53,7 @@ export function parseTagList(values: readonly string[]): string[] {
     }
   }
   if (out.size > MAX_TAGS_PER_IMAGE) {
-    throw new TagNameError(`At most ${MAX_TAGS_PER_IMAGE} tags are allowed`);
+    throw new TooManyTagsError(`At most ${MAX_TAGS_PER_IMAGE} tags are allowed`);
   }
   return [...out];
 }

@@ -19,6 +19,10 @@ export function notFoundPage(c: Context, { render }: PageContext): Response {
 const PROBLEMS: Record<number, [string, string]> = {
   400: ["Bad request", "The address has a parameter this page cannot read."],
   500: ["Something went wrong", "The page could not be loaded. Please try again in a moment."],
+  503: [
+    "Temporarily unavailable",
+    "The board cannot reach its database or storage right now. Please try again in a few seconds.",
+  ],
 };
 
 /** An error page for a failed request (`404` renders the not-found page). */

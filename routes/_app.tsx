@@ -2,6 +2,7 @@
 import type { Context } from "hono";
 import type { VNode } from "preact";
 import { Layout } from "../components/Layout.tsx";
+import { ByteCache } from "../lib/http/mod.ts";
 import { loadManifest, type Manifest, renderPage } from "../lib/islands/mod.ts";
 import type { ReadModel } from "../lib/types.ts";
 
@@ -33,14 +34,25 @@ export interface RenderOptions {
   authNav?: boolean;
   /**
    * What the body shows, when that is an object shared unchanged between requests (a page of the
-   * read model's listing cache, lib/http/snapshot_cache.ts): the HTML is then rendered once per URL
-   * and reused for as long as that object is kept.
+   * read model's listing cache, lib/http/snapshot_cache.ts): the HTML is then rendered once and
+   * reused for as long as that object is kept. Give `path` with it.
    */
   memo?: object;
+  /**
+   * The page's own address as it depends on nothing but what it shows (for example the library's
+   * tags and cursor, never the raw query string): the header's sign-in link returns there, and a
+   * memoised page is kept under it. Default: the request's path and query.
+   */
+  path?: string;
 }
 
-/** At most this many URLs (query strings) are remembered per memo object. */
-const MEMO_URLS = 8;
+/**
+ * Memory for rendered pages, in all. A page is kept under its canonical path, not the raw URL, so
+ * padded or reordered query strings cannot fill it: 512 such requests once retained 121 MB.
+ */
+export const PAGE_CACHE_BYTES = 16 * 1024 * 1024;
+/** The largest page kept (a library page of 50 images is about 40 KB). */
+const PAGE_CACHE_ITEM_BYTES = 1024 * 1024;
 
 /** Renders `body` inside the layout into an HTML response. */
 export type Render = (c: Context, body: VNode, opts: RenderOptions) => Response;
@@ -60,27 +72,44 @@ export interface RendererOptions {
   /** Re-read the manifest on every page, so a rebuild is picked up without a restart. */
   dev?: boolean;
   docsEnabled?: boolean;
+  /** Memory for rendered pages (default PAGE_CACHE_BYTES). */
+  pageCacheBytes?: number;
 }
 
 /** The renderer of the pages; reads `{assetsDir}/manifest.json` once (every time in dev). */
 export function createRenderer(opts: RendererOptions): Render {
   const fixed: Manifest | null = opts.dev ? null : loadManifest(opts.assetsDir);
-  // The HTML is a function of the URL and the memo object alone (the manifest is fixed outside
-  // dev); entries go when their object is dropped from the listing cache.
-  const memos = new WeakMap<object, Map<string, string>>();
-  return (c, body, { title, status = 200, authNav = true, memo }) => {
+  // A memoised page is a function of its canonical path and its memo object alone (the manifest
+  // is fixed outside dev). Each memo object gets a number for the key, so a page of a newer
+  // snapshot never meets an older one's HTML; entries of dropped objects age out of the LRU.
+  const pages = new ByteCache(opts.pageCacheBytes ?? PAGE_CACHE_BYTES, PAGE_CACHE_ITEM_BYTES);
+  const memoIds = new WeakMap<object, number>();
+  let nextMemoId = 0;
+  const encoder = new TextEncoder();
+  return (c, body, { title, status = 200, authNav = true, memo, path: given }) => {
     const url = new URL(c.req.url);
-    const path = url.pathname + url.search;
-    const kept = memo && fixed ? memos.get(memo) ?? new Map<string, string>() : null;
-    let html = kept?.get(path);
+    const path = given ?? url.pathname + url.search;
+    let key: string | null = null;
+    if (memo && fixed) {
+      let id = memoIds.get(memo);
+      if (id === undefined) memoIds.set(memo, id = nextMemoId++);
+      key = `${id} ${path}`;
+    }
+    let html = key === null ? undefined : pages.get(key);
     if (html === undefined) {
-      html = renderPage(
-        <Layout path={path} authNav={authNav} docs={opts.docsEnabled}>
-          {body}
-        </Layout>,
-        { title: `${title} · Reactions`, manifest: fixed ?? loadManifest(opts.assetsDir), status },
-      ).html;
-      if (memo && kept && kept.size < MEMO_URLS) memos.set(memo, kept.set(path, html));
+      html = encoder.encode(
+        renderPage(
+          <Layout path={path} authNav={authNav} docs={opts.docsEnabled}>
+            {body}
+          </Layout>,
+          {
+            title: `${title} · Reactions`,
+            manifest: fixed ?? loadManifest(opts.assetsDir),
+            status,
+          },
+        ).html,
+      );
+      if (key !== null) pages.set(key, html);
     }
     const headers = new Headers(PAGE_HEADERS);
     headers.set("Content-Type", "text/html; charset=utf-8");

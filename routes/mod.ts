@@ -1,5 +1,8 @@
 /** The page routes (Fresh-style: one file per route) and static assets as one Hono app. */
 import { type Context, Hono } from "hono";
+import { isDatabaseUnavailable } from "../db/client.ts";
+import type { Logger } from "../lib/log.ts";
+import { StorageError } from "../lib/storage/mod.ts";
 import { islands } from "../islands.gen.ts";
 import { registerIslands, serveStatic } from "../lib/islands/mod.ts";
 import type { ReadModel } from "../lib/types.ts";
@@ -12,7 +15,7 @@ import * as tags from "./tags.tsx";
 import * as upload from "./upload.tsx";
 
 /** Errors of the read side caused by the URL (matched by name: pages do not import db code). */
-const CLIENT_ERRORS = new Set(["BadCursorError", "TagNameError"]);
+const CLIENT_ERRORS = new Set(["BadCursorError", "TagNameError", "TooManyTagsError"]);
 
 /** What the pages need. */
 export interface PagesDeps {
@@ -23,6 +26,8 @@ export interface PagesDeps {
   dev?: boolean;
   /** Link the API docs in the footer. */
   docsEnabled?: boolean;
+  /** Memory for rendered pages (default PAGE_CACHE_BYTES of _app.tsx). */
+  pageCacheBytes?: number;
 }
 
 /**
@@ -50,7 +55,17 @@ export function createPagesApp(deps: PagesDeps): Hono {
       return problemPage(c, ctx, status === 404 ? 404 : 400);
     }
     if (CLIENT_ERRORS.has(err.name)) return problemPage(c, ctx, 400);
-    console.error("page failed", c.req.path, err);
+    // The shell's logger carries the request id (app_shell.ts); a page app alone has none.
+    const log = (c.get as (key: string) => Logger | undefined)("log");
+    if (isDatabaseUnavailable(err) || err instanceof StorageError) {
+      // A dependency outage, as the API answers it: 503, and when to try again.
+      log?.error("page failed: a dependency is unavailable", { path: c.req.path, err });
+      const res = problemPage(c, ctx, 503);
+      res.headers.set("Retry-After", "5");
+      return res;
+    }
+    if (log) log.error("page failed", { path: c.req.path, err });
+    else console.error("page failed", c.req.path, err);
     return problemPage(c, ctx, 500);
   });
   return app;

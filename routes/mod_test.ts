@@ -152,7 +152,7 @@ Deno.test("the library page ships at most 15 KB of gzipped JavaScript", async ()
   assert.ok(total <= 15 * 1024, `${total} bytes`);
 });
 
-Deno.test("the library renders a page object shared between requests once per URL", async () => {
+Deno.test("the library renders a page object shared between requests once per page", async () => {
   // The read model's listing cache hands out the same object while the database is unchanged.
   let page = { items: [fakeImage(1, ["first"])], next_cursor: null };
   const shared: ReadModel = { ...fakeReadModel(images), listImages: () => Promise.resolve(page) };
@@ -162,8 +162,8 @@ Deno.test("the library renders a page object shared between requests once per UR
   // Mutated in place (which the cache never does): the memo serves what was rendered.
   page.items[0] = fakeImage(1, ["changed"]);
   assert.equal((await get("/", app)).html, first);
-  // Another URL is another rendering, of the object as it is now.
-  assert.ok((await get("/?x=1", app)).html.includes("changed"));
+  // Another page is another rendering, of the object as it is now.
+  assert.ok((await get("/?tags=first", app)).html.includes("changed"));
   // A new object (the database changed) is rendered afresh.
   page = { items: [fakeImage(1, ["second"])], next_cursor: null };
   assert.ok((await get("/", app)).html.includes("second"));
@@ -172,4 +172,47 @@ Deno.test("the library renders a page object shared between requests once per UR
   const before = (await get("/", dev)).html;
   page.items[0] = fakeImage(1, ["third"]);
   assert.notEqual((await get("/", dev)).html, before);
+});
+
+Deno.test("padded or reordered query strings neither echo into the page nor add kept pages", async () => {
+  let page = { items: [fakeImage(1, ["first"])], next_cursor: null };
+  const shared: ReadModel = { ...fakeReadModel(images), listImages: () => Promise.resolve(page) };
+  const app = pages(shared);
+  const first = (await get("/?tags=a,b", app)).html;
+  page.items[0] = fakeImage(1, ["changed"]); // in place: only a new rendering would show it
+  for (let i = 0; i < 20; i++) {
+    const pad = `pad${i}${"x".repeat(2000)}`;
+    const { html } = await get(`/?${pad}=1&tags=a,b&utm=${pad}`, app);
+    assert.ok(!html.includes(pad), "the raw query string is not echoed");
+    assert.equal(html, first, "the page kept under /?tags=a,b is served");
+  }
+  assert.match(first, /href="\/login\?next=\/%3Ftags%3Da%2Cb"/);
+  page = { items: [fakeImage(1, ["second"])], next_cursor: null };
+  assert.ok((await get("/?tags=a,b&x=1", app)).html.includes("second"));
+});
+
+Deno.test("kept pages are bounded in bytes: the least recently used one is rendered again", async () => {
+  const page = { items: [fakeImage(1, ["first"])], next_cursor: null };
+  const shared: ReadModel = { ...fakeReadModel(images), listImages: () => Promise.resolve(page) };
+  const small = createPagesApp({ read: shared, assetsDir, pageCacheBytes: 64 * 1024 });
+  const size = (await get("/?tags=t0", small)).html.length;
+  const fit = Math.floor(64 * 1024 / size);
+  assert.ok(fit >= 2 && fit < 40, `${fit} pages of ${size} bytes fit`);
+  for (let i = 1; i <= fit; i++) await get(`/?tags=t${i}`, small); // t0 is now evicted
+  page.items[0] = fakeImage(1, ["changed"]);
+  assert.ok((await get("/?tags=t0", small)).html.includes("changed"), "t0 rendered again");
+  assert.ok(!(await get(`/?tags=t${fit}`, small)).html.includes("changed"), "the newest kept");
+});
+
+Deno.test("the library refuses more than 50 tags or an invalid name with the 400 page", async () => {
+  const many = Array.from({ length: 51 }, (_, i) => `t${i}`).join(",");
+  const { res } = await get(`/?tags=${many}`);
+  assert.equal(res.status, 400);
+  assert.equal((await get(`/?tags=${many.split(",").slice(0, 50).join(",")}`)).res.status, 200);
+  assert.equal((await get(`/?tags=${"x".repeat(65)}`)).res.status, 400);
+});
+
+Deno.test("/tags refuses a search text over 64 characters with the 400 page, like the API", async () => {
+  assert.equal((await get(`/tags?q=${"a".repeat(65)}`)).res.status, 400);
+  assert.equal((await get(`/tags?q=${"a".repeat(64)}`)).res.status, 200);
 });

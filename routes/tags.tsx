@@ -1,4 +1,6 @@
+import { HTTPException } from "hono/http-exception";
 import TagBrowser from "../islands/TagBrowser.tsx";
+import { MAX_TAG_QUERY_LENGTH } from "../lib/tag_names.ts";
 import type { PageHandler } from "./_app.tsx";
 
 const PAGE_SIZE = 500;
@@ -6,6 +8,8 @@ const PAGE_SIZE = 500;
 /** `/tags`: public tag browser, by image count, with a substring search. */
 export const handler: PageHandler = async (c, { read, render }) => {
   const q = (c.req.query("q") ?? "").trim();
+  // The API's cap: a long text costs the trigram search far more than it can find.
+  if (q.length > MAX_TAG_QUERY_LENGTH) throw new HTTPException(400);
   const offset = Math.max(0, Math.min(1e6, Number.parseInt(c.req.query("offset") ?? "", 10) || 0));
   const tags = await read.listTags({
     q: q || undefined,

@@ -162,6 +162,48 @@ Deno.test("a forged X-Forwarded-For prefix from a trusted proxy does not lock th
   });
 });
 
+Deno.test("behind a load balancer that passes X-Real-IP through, x-forwarded-for mode counts the real client", async () => {
+  // AWS ALB and Google's and Azure's load balancers append the client to X-Forwarded-For and pass
+  // a client's own X-Real-IP through unchanged: a new X-Real-IP per guess, and nothing locks.
+  const viaAlb = (forged: string) => ({
+    ip: "10.0.0.2",
+    headers: { "x-real-ip": forged, "x-forwarded-for": `${forged}, ${IP}` },
+  });
+  const forged = (i: number) => `198.51.100.${i}`;
+  await withService({ LOGIN_TRUSTED_PROXY_IPS: "10.0.0.0/8" }, async (svc) => {
+    // The default believes X-Real-IP: right for nginx, which overwrites it; wrong here.
+    for (let i = 1; i <= 5; i++) assert.equal(await fail(svc.app, viaAlb(forged(i))), 401);
+  });
+  await withService({
+    LOGIN_TRUSTED_PROXY_IPS: "10.0.0.0/8",
+    LOGIN_CLIENT_IP_HEADER: "x-forwarded-for",
+  }, async (svc) => {
+    assert.equal(await fail(svc.app, viaAlb(forged(1))), 401);
+    assert.equal(await fail(svc.app, viaAlb(forged(2))), 401);
+    assert.equal(await fail(svc.app, viaAlb(forged(3))), 429);
+    await assertLocked(await login(svc.app, viaAlb(forged(4))));
+    assert.deepEqual(await limiterRow(svc, IP), { failures: 3, locked: true });
+    for (let i = 1; i <= 4; i++) assert.equal(await limiterRow(svc, forged(i)), null);
+    // No warning: X-Forwarded-For is the configured source here.
+    assert.equal(svc.logs.filter((l) => l.includes("have the proxy set X-Real-IP")).length, 0);
+  });
+});
+
+Deno.test("IPv6 clients are counted by their /64", async () => {
+  await withService({}, async (svc) => {
+    assert.equal(await fail(svc.app, { ip: "2001:db8:1:2::1" }), 401);
+    assert.equal(await fail(svc.app, { ip: "2001:db8:1:2:aaaa::7" }), 401);
+    assert.equal(await fail(svc.app, { ip: "2001:db8:1:2:ffff:ffff:ffff:ffff" }), 429);
+    await assertLocked(await login(svc.app, { ip: "2001:db8:1:2::beef" }));
+    const [row] = await svc.db.sql`select ip from login_failures`;
+    assert.equal(row.ip, "2001:db8:1:2::/64");
+    // The next /64 is another client, and IPv4-mapped addresses stay IPv4.
+    assert.equal((await login(svc.app, { ip: "2001:db8:1:3::1" })).status, 200);
+    assert.equal(await fail(svc.app, { ip: "::ffff:198.51.100.9" }), 401);
+    assert.deepEqual(await limiterRow(svc, "198.51.100.9"), { failures: 1, locked: false });
+  });
+});
+
 Deno.test("forwarding headers from an untrusted peer are ignored", async () => {
   await withService({ LOGIN_TRUSTED_PROXY_IPS: "10.0.0.0/8" }, async (svc) => {
     const other = "198.51.100.66";

@@ -93,11 +93,16 @@ Deno.test("POST /auth/token answers 422 for missing or malformed fields", async 
   });
 });
 
-Deno.test("POST /auth/token refuses a body over 16 KiB with 413", async () => {
+Deno.test("POST /auth/token refuses a body over 64 KiB with 413, and a long password with 422", async () => {
   await withService({}, async (svc) => {
-    const res = await login(svc.app, { password: "x".repeat(20_000) });
+    const res = await login(svc.app, { password: "x".repeat(70_000) });
     assert.equal(res.status, 413);
-    assert.deepEqual(await res.json(), { detail: "Request body is too large" });
+    assert.equal((await res.json()).code, "body_too_large");
+    const long = await login(svc.app, { password: "x".repeat(20_000) });
+    assert.equal(long.status, 422);
+    assert.match((await long.json()).detail, /password: is too long/);
+    const [{ n }] = await svc.db.sql`select count(*)::int as n from login_failures`;
+    assert.equal(n, 0, "neither counted as a failed sign-in");
   });
 });
 

@@ -7,10 +7,10 @@ import assert from "node:assert/strict";
 import { Hono } from "hono";
 import type { AppEnv } from "../api/env.ts";
 import { onError } from "../api/errors.ts";
-import { createApiApp } from "../api/mod.ts";
 import { requireAuth } from "../api/require_auth.ts";
 import { startService, TEST_SECRET, type TestService } from "./_harness/app.ts";
 import { login } from "./_harness/login.ts";
+import { apiRoutes } from "./_harness/routes.ts";
 import { tokens } from "./_harness/tokens.ts";
 
 const READ_METHODS = new Set(["GET", "HEAD"]);
@@ -69,22 +69,8 @@ Deno.test("requireAuth() refuses tampered, unsigned, HS512, foreign, expired and
   }
 });
 
-/** The routes of the real API app, one per method and path, with `:params` filled in. */
-function apiRoutes(svc: TestService) {
-  const seen = new Map<string, { method: string; path: string; url: string }>();
-  // createApiApp returns the app, or `{ api, ... }` with it.
-  const built: unknown = createApiApp(svc.services);
-  const api = (built as { api?: Hono }).api ?? (built as Hono);
-  for (const { method, path } of api.routes) {
-    if (method === "ALL" && path.includes("*")) continue; // middleware, not a route
-    const url = "/api/v1" + path.replace(/:[A-Za-z_]\w*(\{[^}]*\})?/g, "AbCdEfGh");
-    seen.set(`${method} ${path}`, { method: method === "ALL" ? "POST" : method, path, url });
-  }
-  return [...seen.entries()].map(([key, r]) => ({ key, ...r }));
-}
-
 function writeRoutes(svc: TestService) {
-  const all = apiRoutes(svc);
+  const all = apiRoutes(svc.services);
   assert.ok(all.length > 0, "the walk found no routes at all");
   assert.ok(all.some((r) => r.key === "POST /auth/token"), "the walk sees the login route");
   const writes = all.filter((r) => !READ_METHODS.has(r.method) && !PUBLIC_WRITES.has(r.key));

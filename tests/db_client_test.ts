@@ -1,15 +1,134 @@
+/**
+ * The service's pool (db/client.ts) and the patched postgres.js under it
+ * (vendor/postgres/PATCHED.md): its settings, and the bounds on every wait.
+ */
 import assert from "node:assert/strict";
-import { createSql } from "../db/client.ts";
-import { serverUrl } from "./_harness/db.ts";
+import postgres from "postgres";
+import { createSql, isDatabaseUnavailable } from "../db/client.ts";
+import { freshDatabase, serverUrl } from "./_harness/db.ts";
 
-Deno.test("the service's connections run with JIT off and name themselves", async () => {
+Deno.test("the service's connections run with JIT off, name themselves, and time statements out", async () => {
   const sql = createSql(serverUrl());
   try {
-    const [{ jit, app }] = await sql<{ jit: string; app: string }[]>`
-      select current_setting('jit') as jit, current_setting('application_name') as app`;
-    assert.equal(jit, "off");
-    assert.equal(app, "reaction-board");
+    const [row] = await sql<Record<string, string>[]>`
+      select current_setting('jit') as jit, current_setting('application_name') as app,
+        current_setting('statement_timeout') as statement,
+        current_setting('idle_in_transaction_session_timeout') as idle`;
+    assert.deepEqual(row, { jit: "off", app: "reaction-board", statement: "4s", idle: "15s" });
+    await assert.rejects(sql`select pg_sleep(5)`, (e) => {
+      assert.equal((e as { code: string }).code, "57014");
+      return isDatabaseUnavailable(e);
+    });
   } finally {
     await sql.end();
+  }
+  // Operator work (seeding, set-up) runs without them.
+  const unbounded = createSql(serverUrl(), { bounded: false });
+  try {
+    const [{ statement }] =
+      await unbounded`select current_setting('statement_timeout') as statement`;
+    assert.equal(statement, "0");
+  } finally {
+    await unbounded.end();
+  }
+});
+
+/** A TCP proxy to the test server that lets each new connection through only after `delayMs`. */
+function slowProxy(target: URL, delayMs: number) {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const conns: Deno.Conn[] = [];
+  (async () => {
+    for await (const client of listener) {
+      conns.push(client);
+      setTimeout(async () => {
+        try {
+          const server = await Deno.connect({
+            hostname: target.hostname,
+            port: Number(target.port || 5432),
+          });
+          conns.push(server);
+          await Promise.all([
+            client.readable.pipeTo(server.writable),
+            server.readable.pipeTo(client.writable),
+          ]);
+        } catch { /* closed */ }
+      }, delayMs);
+    }
+  })().catch(() => {});
+  const url = new URL(target);
+  url.hostname = "127.0.0.1";
+  url.port = String((listener.addr as Deno.NetAddr).port);
+  return {
+    url: url.toString(),
+    close: () => {
+      listener.close();
+      for (const c of conns) {
+        try {
+          c.close();
+        } catch { /* already closed */ }
+      }
+    },
+  };
+}
+
+Deno.test("queries past queue_timeout fail with QUEUE_TIMEOUT and never run, and the pool recovers", async () => {
+  const db = await freshDatabase();
+  await db.sql`create table side_effects (n int)`;
+  // Connections take a second to open: a query waits for one, in the pool's queue or as the
+  // first query of the connection being opened.
+  const proxy = slowProxy(new URL(db.url), 1000);
+  const sql = postgres(proxy.url, { max: 1, queue_timeout: 0.3, onnotice: () => {} });
+  try {
+    const started = performance.now();
+    const results = await Promise.allSettled([
+      sql`insert into side_effects values (1)`, // the connection's first query
+      sql`insert into side_effects values (2)`, // queued behind it
+    ]);
+    const ms = performance.now() - started;
+    for (const r of results) {
+      assert.equal(r.status, "rejected");
+      assert.equal((r as PromiseRejectedResult).reason.code, "QUEUE_TIMEOUT");
+      assert.ok(isDatabaseUnavailable((r as PromiseRejectedResult).reason));
+    }
+    assert.ok(ms < 900, `rejected after ${ms.toFixed(0)} ms, before the connection opened`);
+    // Once the connection is open it goes to the pool, and neither insert was ever sent.
+    await new Promise((r) => setTimeout(r, 1200));
+    assert.deepEqual([...await sql`select count(*)::int as n from side_effects`], [{ n: 0 }]);
+  } finally {
+    await sql.end({ timeout: 1 });
+    proxy.close();
+    await db.drop();
+  }
+});
+
+Deno.test("a startup refusal after a socket error reaches the waiting query at once", async () => {
+  // Upstream, what the dead socket left behind (its failed query, its unflushed write, a query
+  // pipelined onto it after its error) made the queries after it wait forever (no
+  // queue_timeout here, so only the fixes can answer).
+  const db = await freshDatabase();
+  const admin = postgres(serverUrl(), { max: 1, onnotice: () => {} });
+  const sql = createSql(db.url, { max: 1, bounded: false });
+  try {
+    await sql`select 1`;
+    await admin.unsafe(`alter database ${db.name} allow_connections false`);
+    await admin.unsafe(`select pg_terminate_backend(pid) from pg_stat_activity
+                        where datname = '${db.name}'`);
+    // Each query at once after the last one failed, as a busy service would send them: the
+    // first ones meet the dying socket, the next ones the refusal. Every one is answered.
+    const codes: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      const answer = await Promise.race([
+        sql`select 1`.then(() => "answered", (e) => e),
+        new Promise((r) => setTimeout(() => r("hung"), 3000)),
+      ]);
+      assert.ok(isDatabaseUnavailable(answer), `#${i}: ${answer}`);
+      codes.push((answer as { code: string }).code);
+    }
+    assert.deepEqual(codes.slice(-3), ["55000", "55000", "55000"], codes.join(" "));
+  } finally {
+    await admin.unsafe(`alter database ${db.name} allow_connections true`);
+    await admin.end();
+    await sql.end({ timeout: 1 });
+    await db.drop();
   }
 });

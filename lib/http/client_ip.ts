@@ -1,9 +1,15 @@
 /**
  * Which address a request comes from, for the login limiter (DESIGN.md, "Authentication and the
  * login limiter"): the socket peer, unless the peer is a trusted proxy; then a valid `X-Real-IP`
- * wins, else `X-Forwarded-For` read from the right, skipping trusted proxies. Pure functions only.
+ * wins, else `X-Forwarded-For` read from the right, skipping trusted proxies. With
+ * LOGIN_CLIENT_IP_HEADER=x-forwarded-for, `X-Real-IP` is never read: cloud load balancers (AWS
+ * ALB, Google's, Azure's) pass a client's own `X-Real-IP` through unchanged, so believing it let a
+ * client choose the address it was counted under. Pure functions only.
  */
 import { type Cidr, formatIp, inAnyCidr, type IpBytes, parseIp } from "./ip.ts";
+
+/** The header a trusted proxy names the client in (LOGIN_CLIENT_IP_HEADER). */
+export type ClientIpHeader = "x-real-ip" | "x-forwarded-for";
 
 /** Where the client address was taken from. */
 export type ClientIpSource = "peer" | "x-real-ip" | "x-forwarded-for" | "unknown";
@@ -55,23 +61,39 @@ export function clientFromForwardedFor(
 /**
  * Resolves the client address of a request from its socket `peer` (text, possibly IPv4-mapped
  * IPv6), its `headers` and the trusted proxy ranges. From an untrusted peer both forwarding
- * headers are ignored; invalid header values are ignored.
+ * headers are ignored; invalid header values are ignored. `header` says whether a trusted
+ * proxy's `X-Real-IP` is believed first (SPEC's default) or never.
  */
 export function resolveClientIp(
   peer: string | null | undefined,
   headers: HeaderReader,
   trusted: readonly Cidr[],
+  header: ClientIpHeader = "x-real-ip",
 ): ClientIp {
   const peerIp = peer ? parseIp(peer) : null;
   if (!peerIp) return { ip: UNKNOWN_CLIENT, source: "unknown" };
   if (!inAnyCidr(trusted, peerIp)) return { ip: formatIp(peerIp), source: "peer" };
-  const realIp = headers.get("x-real-ip");
+  const realIp = header === "x-real-ip" ? headers.get("x-real-ip") : null;
   const real = realIp ? parseForwardedAddress(realIp) : null;
   if (real) return { ip: formatIp(real), source: "x-real-ip" };
   const forwardedFor = headers.get("x-forwarded-for");
   const forwarded = forwardedFor ? clientFromForwardedFor(forwardedFor, trusted) : null;
   if (forwarded) return { ip: formatIp(forwarded), source: "x-forwarded-for" };
   return { ip: formatIp(peerIp), source: "peer" };
+}
+
+/**
+ * The key the login limiter counts a client address under: an IPv4 address as it is, an IPv6
+ * address by its /64 network (`2001:db8:1:2::/64`). One IPv6 host is given a whole /64 (every
+ * cloud VM has one), so counting per /128 gave it unlimited attempts, and the limiter's table
+ * grew at the request rate. IPv4-mapped addresses were already read as IPv4.
+ */
+export function limiterKey(ip: string): string {
+  const bytes = parseIp(ip);
+  if (!bytes || bytes.length === 4) return ip;
+  const network = new Uint8Array(16);
+  network.set(bytes.subarray(0, 8));
+  return `${formatIp(network)}/64`;
 }
 
 /**

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import {
   clientFromForwardedFor,
+  limiterKey,
   parseForwardedAddress,
   resolveClientIp,
   throttle,
@@ -145,4 +146,27 @@ Deno.test("throttle() opens at most once per interval", () => {
   now += 1;
   assert.equal(gate(), true);
   assert.equal(gate(), false);
+});
+
+Deno.test("resolveClientIp() in x-forwarded-for mode never reads X-Real-IP", () => {
+  const init = { "x-real-ip": "198.51.100.1", "x-forwarded-for": "198.51.100.1, 203.0.113.5" };
+  assert.deepEqual(resolveClientIp(PROXY, headers(init), TRUSTED, "x-forwarded-for"), {
+    ip: "203.0.113.5",
+    source: "x-forwarded-for",
+  });
+  // X-Real-IP alone is not an answer: the proxy's own address is.
+  assert.deepEqual(
+    resolveClientIp(PROXY, headers({ "x-real-ip": "198.51.100.1" }), TRUSTED, "x-forwarded-for"),
+    { ip: PROXY, source: "peer" },
+  );
+  assert.deepEqual(resolveClientIp(PROXY, headers(init), TRUSTED, "x-real-ip").ip, "198.51.100.1");
+});
+
+Deno.test("limiterKey() keeps IPv4 and counts IPv6 by its /64", () => {
+  assert.equal(limiterKey("203.0.113.7"), "203.0.113.7");
+  assert.equal(limiterKey("2001:db8:1:2:3:4:5:6"), "2001:db8:1:2::/64");
+  assert.equal(limiterKey("2001:db8::1"), "2001:db8::/64");
+  assert.equal(limiterKey("::1"), "::/64");
+  assert.equal(limiterKey("fe80::1:2:3:4"), "fe80::/64");
+  assert.equal(limiterKey("unknown"), "unknown");
 });

@@ -6,9 +6,17 @@
  * - `client_ip.ts`, `ip.ts`: the login limiter's client address; IP and CIDR parsing.
  * - `byte_cache.ts`: small stored objects kept in memory for the byte routes.
  * - `snapshot_cache.ts`: listings kept while the database's snapshot is unchanged.
+ * - `last_resort.ts`: errors that escape everything are logged, never fatal.
  */
 export { type ServeOptions, serveUntilSignal } from "./serve.ts";
-export { type ClientIp, resolveClientIp, throttle } from "./client_ip.ts";
+export {
+  type ClientIp,
+  type ClientIpHeader,
+  limiterKey,
+  resolveClientIp,
+  throttle,
+} from "./client_ip.ts";
 export { type Cidr, parseCidrList } from "./ip.ts";
 export { ByteCache } from "./byte_cache.ts";
 export { SnapshotCache } from "./snapshot_cache.ts";
+export { installLastResort, requestScope } from "./last_resort.ts";

@@ -1,5 +1,6 @@
 /**
- * Serving with a graceful stop, shared by main.ts and reader.ts. On SIGINT or SIGTERM the
+ * Serving with a graceful stop, shared by main.ts and reader.ts. Errors that escape everything
+ * are logged, never fatal (last_resort.ts). On SIGINT or SIGTERM the
  * server answers new requests 503 (`Connection: close`, so load balancers move on), lets the
  * ones in flight finish within a bound, then closes the listener and runs `onStop`.
  *
@@ -7,6 +8,7 @@
  * arriving unreadable (denoland/deno#36809), which would fail an upload caught mid-body.
  */
 import type { Logger } from "../log.ts";
+import { installLastResort } from "./last_resort.ts";
 
 /** Options of `serveUntilSignal`. */
 export interface ServeOptions {
@@ -23,6 +25,7 @@ export interface ServeOptions {
 /** Serves `handler` until a signal arrives, then stops gracefully and exits 0. */
 export function serveUntilSignal(opts: ServeOptions): Deno.HttpServer {
   const { log } = opts;
+  installLastResort(log);
   let stopping = false;
   let inFlight = 0;
   let drained: (() => void) | undefined;

@@ -48,9 +48,36 @@ function sniffPng(b: Uint8Array): SniffResult | null {
   return { type: "image/png", width: u32be(b, 16), height: u32be(b, 20) };
 }
 
+/**
+ * A GIF's size is its logical screen, grown to every frame that reaches past it: decoders (libvips'
+ * libnsgif among them) allocate a canvas that holds each frame, so a 1x1 screen around a
+ * 30000x30000 frame is a pixel bomb that the screen alone would hide. The frames are walked by
+ * their block lengths, without decoding; a file cut short is measured by the frames it has.
+ */
 function sniffGif(b: Uint8Array): SniffResult | null {
   if (b.length < 10) return null;
-  return { type: "image/gif", width: u16le(b, 6), height: u16le(b, 8) };
+  let width = u16le(b, 6);
+  let height = u16le(b, 8);
+  const colorTable = (packed: number) => (packed & 0x80 ? 3 * (2 << (packed & 7)) : 0);
+  let at = 13 + (b.length > 10 ? colorTable(b[10]) : 0);
+  /** The offset after a run of data sub-blocks starting at `i`, or past the end. */
+  const skipSubBlocks = (i: number) => {
+    while (i < b.length && b[i] !== 0) i += b[i] + 1;
+    return i + 1;
+  };
+  while (at < b.length) {
+    const block = b[at];
+    if (block === 0x21) { // extension: label, then sub-blocks
+      at = skipSubBlocks(at + 2);
+    } else if (block === 0x2c && at + 10 <= b.length) { // image descriptor
+      width = Math.max(width, u16le(b, at + 1) + u16le(b, at + 5));
+      height = Math.max(height, u16le(b, at + 3) + u16le(b, at + 7));
+      at = skipSubBlocks(at + 10 + colorTable(b[at + 9]) + 1); // + LZW minimum code size
+    } else {
+      break; // the trailer (0x3b), or bytes that are no block
+    }
+  }
+  return { type: "image/gif", width, height };
 }
 
 /** SOF0..SOF15 minus DHT (C4), JPG (C8) and DAC (CC), which share the range. */

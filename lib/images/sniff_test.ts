@@ -207,3 +207,24 @@ Deno.test("sniffImage() never throws and never reports a zero size", () => {
     { numRuns: 3000 },
   );
 });
+
+Deno.test("sniffImage() measures a GIF by its frames where they reach past the logical screen", async () => {
+  const gif = new Uint8Array(
+    await sharp({ create: { width: 300, height: 200, channels: 3, background: "#f00" } }).gif()
+      .toBuffer(),
+  );
+  deepEqual(sniffImage(gif), { type: "image/gif", width: 300, height: 200 });
+  const small = gif.slice();
+  small.set([10, 0, 5, 0], 6); // the screen claims 10 x 5; the frame is still 300 x 200
+  deepEqual(sniffImage(small), { type: "image/gif", width: 300, height: 200 });
+  // What libvips decodes agrees.
+  const meta = await sharp(small).metadata();
+  deepEqual([meta.width, meta.height], [300, 200]);
+  // A 1 x 1 screen around a 30000 x 30000 frame descriptor is a 30000 x 30000 image.
+  const bomb = concat(
+    ascii("GIF89a\x01\0\x01\0\0\0\0"), // 1 x 1, no global colour table
+    new Uint8Array([0x21, 0xf9, 0x04, 0, 0, 0, 0, 0]), // a graphic control extension
+    new Uint8Array([0x2c, 5, 0, 7, 0, 0x30, 0x75, 0x30, 0x75, 0, 2, 2, 0x4c, 0x01, 0, 0x3b]),
+  );
+  deepEqual(sniffImage(bomb), { type: "image/gif", width: 30_005, height: 30_007 });
+});

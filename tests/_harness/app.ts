@@ -5,6 +5,7 @@
 import { createApp } from "../../app.ts";
 import { migrate } from "../../db/migrate.ts";
 import { type Config, loadConfig } from "../../lib/config.ts";
+import { createSql } from "../../db/client.ts";
 import { captureLogger } from "../../lib/log.ts";
 import type { Services, Thumbnailer } from "../../lib/services.ts";
 import { type FreshDatabase, freshDatabase } from "./db.ts";
@@ -57,9 +58,11 @@ export async function startService(opts: TestServiceOptions = {}): Promise<TestS
   const config = testConfig(db, s3, opts.env);
   const { log, lines } = captureLogger(config.LOG_LEVEL);
   await migrate(db.sql, s3.store);
+  // The service's own pool, bounded as in production; `db.sql` stays for set-up and inspection.
+  const sql = createSql(db.url);
   const services: Services = {
     config,
-    sql: db.sql,
+    sql,
     store: s3.store,
     log,
     thumbnails: opts.thumbnails,
@@ -73,6 +76,7 @@ export async function startService(opts: TestServiceOptions = {}): Promise<TestS
     s3,
     logs: lines,
     close: async () => {
+      await sql.end({ timeout: 1 });
       if (!opts.db) await db.drop();
       if (!opts.s3) await disposeS3(s3);
     },

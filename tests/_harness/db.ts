@@ -17,23 +17,24 @@ export interface FreshDatabase {
   drop(): Promise<void>;
 }
 
-/** Creates an empty database with a random name on the test server. */
-export async function freshDatabase(): Promise<FreshDatabase> {
+/** Creates an empty database with a random name on the test server (or on `server`). */
+export async function freshDatabase(server = serverUrl()): Promise<FreshDatabase> {
   const name = `t_${crypto.randomUUID().replaceAll("-", "").slice(0, 20)}`;
-  const admin = postgres(serverUrl(), { max: 1, onnotice: () => {} });
+  const admin = postgres(server, { max: 1, onnotice: () => {} });
   await admin.unsafe(`create database ${name}`);
   await admin.end();
-  const u = new URL(serverUrl());
+  const u = new URL(server);
   u.pathname = `/${name}`;
   const url = u.toString();
-  const sql = createSql(url);
+  // Set-up and inspection may run long statements: no service bounds on this pool.
+  const sql = createSql(url, { bounded: false });
   return {
     url,
     name,
     sql,
     drop: async () => {
       await sql.end({ timeout: 1 });
-      const admin = postgres(serverUrl(), { max: 1, onnotice: () => {} });
+      const admin = postgres(server, { max: 1, onnotice: () => {} });
       await admin.unsafe(`drop database if exists ${name} with (force)`);
       await admin.end();
     },

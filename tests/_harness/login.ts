@@ -1,4 +1,5 @@
 /** Signing in through HTTP in tests, from a chosen socket peer, and reading the limiter's rows. */
+import { limiterKey } from "../../lib/http/mod.ts";
 import { TEST_PASSWORD, type TestService } from "./app.ts";
 
 /** What `getConnInfo` from `hono/deno` reads: the third argument of `app.request()`. */
@@ -50,11 +51,11 @@ export async function fail(
   return res.status;
 }
 
-/** The limiter row of `ip`, or null. */
+/** The limiter row of `ip` (its /64 for IPv6), or null. */
 export async function limiterRow(svc: TestService, ip: string) {
   const [row] = await svc.db.sql<{ failures: number; locked: boolean }[]>`
     select failures, coalesce(locked_until > now(), false) as locked
-    from login_failures where ip = ${ip}`;
+    from login_failures where ip = ${limiterKey(ip)}`;
   return row ?? null;
 }
 
@@ -64,5 +65,5 @@ export async function timePasses(svc: TestService, ip: string, seconds: number) 
     update login_failures set
       window_started_at = window_started_at - make_interval(secs => ${seconds}),
       locked_until = locked_until - make_interval(secs => ${seconds})
-    where ip = ${ip}`;
+    where ip = ${limiterKey(ip)}`;
 }

@@ -192,6 +192,15 @@ export const pixelBombs = {
       0,
       0x3b,
     ]),
+  // A 1 x 1 logical screen around a w x h frame: the canvas a decoder allocates is the frame's.
+  gifFrame: (w: number, h: number) =>
+    new Uint8Array([
+      ...te("GIF89a"),
+      ...[1, 0, 1, 0, 0x80, 0, 0],
+      ...[0, 0, 0, 0xff, 0xff, 0xff],
+      ...[0x2c, 0, 0, 0, 0, w & 255, w >> 8, h & 255, h >> 8, 0],
+      ...[0x02, 0x02, 0x44, 0x01, 0, 0x3b],
+    ]),
   jpeg: (w: number, h: number) =>
     new Uint8Array([
       0xff,

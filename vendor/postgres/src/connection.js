@@ -348,6 +348,16 @@ function Connection(options, queues = {}, { onopen = noop, onend = noop, onclose
   async function connect() {
     terminated = false
     backendParameters = {}
+    // PATCHED (reaction-board): a new socket starts with nothing of the last one. Upstream, after
+    // a socket error:
+    // - the failed query stayed in `query`, so the next socket's startup FATAL (a database
+    //   refusing connections) was taken for that query's error and never reached `initial`, and
+    //   the close that followed reconnected at once, forever;
+    // - a write buffered for the dead socket stayed in `chunk`, with `nextWriteTimer` set but
+    //   cleared, so the next StartupMessage was appended to it and never flushed.
+    // Either way the query waiting for this connection hung.
+    nextWriteTimer !== null && clearImmediate(nextWriteTimer)
+    query = errorResponse = chunk = nextWriteTimer = null
     socket || (socket = await createSocket())
 
     if (!socket)
@@ -403,7 +413,16 @@ function Connection(options, queues = {}, { onopen = noop, onend = noop, onclose
   function errored(err) {
     stream && (stream.destroy(err), stream = null)
     query && queryError(query, err)
-    initial && (queryError(initial, err), initial = null)
+    initial && (queryError(initial, connectError(err)), initial = null)
+  }
+
+  // PATCHED (reaction-board): an error that reaches `initial` (the query waiting for this
+  // connection) happened while connecting: whatever its code, the database could not be used.
+  // Marked, so the application can tell it from an error of its own statement.
+  function connectError(err) {
+    err && typeof err === 'object' && !('connecting' in err) &&
+      Object.defineProperty(err, 'connecting', { value: true })
+    return err
   }
 
   function queryError(query, err) {
@@ -460,10 +479,21 @@ function Connection(options, queues = {}, { onopen = noop, onend = noop, onclose
     socket.removeAllListeners()
     socket = null
 
-    if (initial)
+    // PATCHED (reaction-board): upstream reconnects at once, forever, when a socket closes before
+    // startup finished, which is only right while another host is left to try. With one host the
+    // query waiting for this connection fails (porsager/postgres#1193).
+    if (initial && options.host.length > 1)
       return reconnect()
+    if (initial) {
+      queryError(initial, connectError(Errors.connection('CONNECTION_CLOSED', options)))
+      initial = null
+    }
 
-    !hadError && (query || sent.length) && error(Errors.connection('CONNECTION_CLOSED', options, socket))
+    // PATCHED (reaction-board): upstream fails the queries in flight here only when the close
+    // had no error, taking error() to have failed them; but a query pipelined onto this
+    // connection between the socket's error and its close was in neither, and waited forever.
+    if (query || sent.length)
+      error(Errors.connection('CONNECTION_CLOSED', options, socket))
     closedTime = performance.now()
     hadError && options.shared.retries++
     delay = (typeof backoff === 'function' ? backoff(options.shared.retries) : backoff) * 1000
@@ -577,8 +607,12 @@ function Connection(options, queues = {}, { onopen = noop, onend = noop, onclose
         return fetchArrayTypes()
       }
 
-      initial && !initial.reserve && execute(initial)
       options.shared.retries = retries = 0
+      // PATCHED (reaction-board): a query that gave up waiting (queue_timeout) is not run; the
+      // connection goes to the pool instead of waiting for a reply that will never come.
+      if (initial && initial.cancelled)
+        return (initial = null, onopen(connection))
+      initial && !initial.reserve && execute(initial)
       initial = null
       return
     }

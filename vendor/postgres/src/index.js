@@ -333,6 +333,8 @@ function Postgres(a, b) {
     if (ending)
       return query.reject(Errors.connection('CONNECTION_ENDED', options, options))
 
+    options.queue_timeout && queueDeadline(query)
+
     if (open.length)
       return go(open.shift(), query)
 
@@ -342,6 +344,24 @@ function Postgres(a, b) {
     busy.length
       ? go(busy.shift(), query)
       : queries.push(query)
+  }
+
+  // PATCHED (reaction-board): a bound on how long a query waits for a connection (option
+  // queue_timeout, seconds). Upstream a query waits in the pool's queue, or as the first query of
+  // a connection being opened, for as long as it takes: while a database refused connections,
+  // requests queued behind reconnect attempts without bound. Past the deadline a query that was
+  // not sent yet is taken out of the queue and fails with QUEUE_TIMEOUT; once sent, the server's
+  // statement_timeout bounds it.
+  function queueDeadline(query) {
+    const timer = setTimeout(() => {
+      if (query.state || query.cancelled)
+        return
+      queries.remove(query)
+      query.cancelled = true
+      query.reject(Errors.connection('QUEUE_TIMEOUT', options))
+    }, options.queue_timeout * 1000)
+    const clear = () => clearTimeout(timer)
+    query.then(clear, clear)
   }
 
   function go(c, query) {
@@ -447,13 +467,14 @@ function parseOptions(a, b) {
   'timeout' in o && (console.log('The timeout option is deprecated, use idle_timeout instead'), o.idle_timeout = o.timeout) // eslint-disable-line
   query.sslrootcert === 'system' && (query.ssl = 'verify-full')
 
-  const ints = ['idle_timeout', 'connect_timeout', 'max_lifetime', 'max_pipeline', 'backoff', 'keep_alive']
+  const ints = ['idle_timeout', 'connect_timeout', 'queue_timeout', 'max_lifetime', 'max_pipeline', 'backoff', 'keep_alive'] // PATCHED (reaction-board): queue_timeout
   const defaults = {
     max             : globalThis.Cloudflare ? 3 : 10,
     ssl             : false,
     sslnegotiation  : null,
     idle_timeout    : null,
     connect_timeout : 30,
+    queue_timeout   : null, // PATCHED (reaction-board): see queueDeadline()
     max_lifetime    : max_lifetime,
     max_pipeline    : 100,
     backoff         : backoff,

@@ -60,6 +60,11 @@ interface BaseOptions<T extends Record<string, postgres.PostgresType>> {
    * @default process.env['PGCONNECT_TIMEOUT']
    */
   connect_timeout: number;
+  /**
+   * PATCHED (reaction-board): the longest a query waits for a connection, in seconds; then it
+   * fails with QUEUE_TIMEOUT. Unset: no bound.
+   */
+  queue_timeout: number | null;
   /** Array of custom types; see more in the README */
   types: T;
   /**

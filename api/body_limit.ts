@@ -1,0 +1,26 @@
+/**
+ * The size cap of every request body but an upload's: JSON and form bodies (tag edits, sign-in,
+ * and every route added later) answer 413 `{"code":"body_too_large"}` above MAX_BODY_BYTES,
+ * before they are read: a Content-Length over the cap is refused at once, and a body without one
+ * is cut off as soon as it passes the cap. An upload (POST /images) has its own, larger cap
+ * (MAX_UPLOAD_BYTES, api/upload_body.ts).
+ */
+import type { MiddlewareHandler } from "hono";
+import { bodyLimit } from "hono/body-limit";
+
+/** The largest JSON or form body: 64 KiB, far above any edit the API takes. */
+export const MAX_BODY_BYTES = 64 * 1024;
+
+const capped = bodyLimit({
+  maxSize: MAX_BODY_BYTES,
+  onError: (c) =>
+    c.json({
+      code: "body_too_large",
+      detail: `The request body is larger than the limit of ${MAX_BODY_BYTES} bytes`,
+      max_bytes: MAX_BODY_BYTES,
+    }, 413),
+});
+
+/** Caps the body of every request except an upload; register it before the routes. */
+export const capBodies: MiddlewareHandler = (c, next) =>
+  c.req.method === "POST" && /\/images$/.test(c.req.path) ? next() : capped(c, next);
