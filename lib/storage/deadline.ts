@@ -21,7 +21,6 @@ export class ProgressDeadline {
   #waiting = false;
   #timer: ReturnType<typeof setTimeout> | undefined;
   #timerAt = 0;
-  #aborted: Promise<never> | undefined;
 
   /** `ms` without progress fails the request; `outer` (a caller's signal) aborts it too. */
   constructor(ms: number, outer?: AbortSignal) {
@@ -65,47 +64,52 @@ export class ProgressDeadline {
     }, Math.max(0, this.#due - performance.now()));
   }
 
-  /** Rejects with the abort's reason once `signal` aborts; never settles otherwise. */
-  #whenAborted(): Promise<never> {
-    this.#aborted ??= new Promise<never>((_, reject) => {
-      const { signal } = this;
-      if (signal.aborted) reject(signal.reason);
-      else signal.addEventListener("abort", () => reject(signal.reason), { once: true });
-    });
-    this.#aborted.catch(() => {}); // raced against reads, and only they need its outcome
-    return this.#aborted;
-  }
-
   /**
    * A response body read under this deadline: each read must bring a chunk in time. A failed
    * read becomes a StorageError; the deadline ends with the body.
    */
   watchResponse(body: ReadableStream<Uint8Array>, what: string): ReadableStream<Uint8Array> {
     const reader = body.getReader();
+    const failure = (e: unknown) =>
+      e instanceof StorageError
+        ? e
+        : new StorageError(`S3 ${what} failed while reading: ${(e as Error)?.message ?? e}`, {
+          cause: e,
+        });
+    let open = true;
     return new ReadableStream<Uint8Array>({
+      start: (ctl) => {
+        // The fetch's abort is meant to fail a pending read, but on a loaded machine a read
+        // waiting on a silent server was seen to outlive it (Deno 2.9.6): fail this stream too.
+        this.signal.addEventListener("abort", () => {
+          if (!open) return;
+          open = false;
+          ctl.error(failure(this.signal.reason));
+          reader.cancel(this.signal.reason).catch(() => {});
+        }, { once: true });
+      },
       pull: async (ctl) => {
         this.wait();
         let chunk: ReadableStreamReadResult<Uint8Array>;
         try {
-          // The fetch's signal is meant to fail a pending read, but on a loaded machine a read
-          // waiting on a silent server was seen to outlive it (Deno 2.9.6): race the two.
-          chunk = await Promise.race([reader.read(), this.#whenAborted()]);
+          chunk = await reader.read();
         } catch (e) {
           this.end();
-          reader.cancel(e).catch(() => {});
-          throw e instanceof StorageError ? e : new StorageError(
-            `S3 ${what} failed while reading: ${(e as Error)?.message ?? e}`,
-            { cause: e },
-          );
+          if (!open) return;
+          open = false;
+          throw failure(e);
         } finally {
           this.idle();
         }
+        if (!open) return;
         if (chunk.done) {
+          open = false;
           this.end();
           ctl.close();
         } else ctl.enqueue(chunk.value);
       },
       cancel: async (reason) => {
+        open = false;
         this.end();
         await reader.cancel(reason);
       },

@@ -40,3 +40,27 @@ Deno.test("ProgressDeadline counts only the time a read waits, and each chunk re
   assert.equal(bytes, 50);
   assert.equal(deadline.expired, false);
 });
+
+Deno.test("ProgressDeadline holds no chunk once it is passed on: 200 MiB through it in bounded memory", async () => {
+  let sent = 0;
+  const source = new ReadableStream<Uint8Array>({
+    pull(ctl) {
+      if (sent++ === 200) ctl.close();
+      else ctl.enqueue(new Uint8Array(1024 * 1024).fill(sent)); // touched, so it is resident
+    },
+  });
+  const deadline = new ProgressDeadline(15_000);
+  const before = Deno.memoryUsage().rss;
+  let peak = before;
+  let bytes = 0;
+  for await (const part of deadline.watchResponse(source, "get")) {
+    bytes += part.length;
+    peak = Math.max(peak, Deno.memoryUsage().rss);
+  }
+  assert.equal(bytes, 200 * 1024 * 1024);
+  const grewMb = (peak - before) / 1024 / 1024;
+  assert.ok(
+    grewMb < 100,
+    `resident memory grew ${grewMb.toFixed(0)} MB while 200 MiB went through`,
+  );
+});
