@@ -2,7 +2,8 @@
  * `GET`/`HEAD` `/images/{id}/file` and `/thumbnail`: bytes fetched from storage server-side, with
  * the stored type, an ETag, immutable caching and nosniff; 304 on a matching If-None-Match, 206
  * for a single byte range, 416 for an unsatisfiable one. Objects up to CACHED_OBJECT_BYTES are
- * kept in a DELIVERY_CACHE_MB memory cache once read whole; larger ones stream, never buffered.
+ * kept in a DELIVERY_CACHE_MB memory cache once read whole; larger ones, and any whose length
+ * storage did not give, stream, never buffered. A HEAD never reads the bytes.
  */
 import type { Context } from "hono";
 import { retryRead } from "../db/client.ts";
@@ -21,26 +22,42 @@ const IMMUTABLE = "public, max-age=31536000, immutable";
 /** The largest object the delivery cache holds: every thumbnail and most reaction images. */
 export const CACHED_OBJECT_BYTES = 4 * 1024 * 1024;
 
-/** Parses a single `bytes=` range against `size`; null for none or an unsupported form. */
-export function parseRange(header: string | undefined, size: number): ByteRange | "invalid" | null {
+/**
+ * A single `bytes=` range against `size` (RFC 9110, section 14): null when there is none or it
+ * is to be ignored (a syntactically invalid range such as `bytes=5-3`, several ranges, another
+ * unit), "unsatisfiable" when it is well-formed but starts at or past the end (416).
+ */
+export function parseRange(
+  header: string | undefined,
+  size: number,
+): ByteRange | "unsatisfiable" | null {
   if (!header) return null;
-  const m = /^bytes=(\d*)-(\d*)$/.exec(header.trim());
-  if (!m || (m[1] === "" && m[2] === "")) return null; // several ranges or garbage: send it all
+  const m = /^bytes=(\d*)-(\d*)$/i.exec(header.trim());
+  if (!m || (m[1] === "" && m[2] === "")) return null;
   if (m[1] === "") {
     const suffix = Number(m[2]);
-    if (suffix === 0) return "invalid";
+    if (suffix === 0 || size === 0) return "unsatisfiable";
     return { start: Math.max(0, size - suffix), end: size - 1 };
   }
   const start = Number(m[1]);
-  const end = m[2] === "" ? size - 1 : Math.min(Number(m[2]), size - 1);
-  if (start >= size || start > end) return "invalid";
-  return { start, end };
+  if (m[2] !== "" && Number(m[2]) < start) return null; // last-pos before first-pos: invalid
+  if (start >= size) return "unsatisfiable";
+  return { start, end: m[2] === "" ? size - 1 : Math.min(Number(m[2]), size - 1) };
 }
 
 function etagMatches(header: string | undefined, etag: string): boolean {
   if (!header) return false;
   return header.trim() === "*" ||
     header.split(",").some((t) => t.trim().replace(/^W\//, "") === etag);
+}
+
+/** An object's length without reading it: the cache's copy, or a HEAD to storage. */
+async function storedLength(services: Services, cache: ByteCache, key: string) {
+  const held = cache.get(key);
+  if (held) return held.length;
+  const info = await services.store.head(key);
+  if (!info) throw new HttpError(404, "Image not found");
+  return info.size; // null when storage did not say
 }
 
 async function serve(
@@ -66,25 +83,28 @@ async function serve(
   };
   if (etagMatches(c.req.header("if-none-match"), etag)) return c.body(null, 304, headers);
 
+  // The original's size is in its row; a thumbnail's is not (thumbnails are small: always whole).
   const size = thumb ? null : row.size_bytes;
-  let range = size === null ? null : parseRange(c.req.header("range"), size);
-  if (range === "invalid") {
+  const range = size === null ? null : parseRange(c.req.header("range"), size);
+  if (range === "unsatisfiable") {
     return c.body(null, 416, { ...headers, "Content-Range": `bytes */${size}` });
   }
-  if (c.req.method === "HEAD" && size !== null) {
-    const length = range ? range.end - range.start + 1 : size;
-    if (range) headers["Content-Range"] = `bytes ${range.start}-${range.end}/${size}`;
-    return c.body(null, range ? 206 : 200, { ...headers, "Content-Length": String(length) });
+  if (range) headers["Content-Range"] = `bytes ${range.start}-${range.end}/${size}`;
+  const status = range ? 206 : 200;
+  if (c.req.method === "HEAD") {
+    // From metadata, never the bytes: the row, the cache, or a HEAD to storage.
+    const length = range
+      ? range.end - range.start + 1
+      : size ?? await storedLength(services, cache, key);
+    if (length !== null) headers["Content-Length"] = String(length);
+    return c.body(null, status, headers);
   }
-  if (thumb && c.req.header("range")) range = null; // thumbnails are small: always whole
 
   const cached = cache.get(key);
   if (cached) {
     const part = range ? cached.subarray(range.start, range.end + 1) : cached;
     headers["Content-Length"] = String(part.length);
-    if (range) headers["Content-Range"] = `bytes ${range.start}-${range.end}/${cached.length}`;
-    if (c.req.method === "HEAD") return c.body(null, 200, headers); // a thumbnail: no range
-    return c.body(part, range ? 206 : 200, headers);
+    return c.body(part, status, headers);
   }
   let obj;
   try {
@@ -96,20 +116,14 @@ async function serve(
     throw e;
   }
   if (!obj) throw new HttpError(404, "Image not found");
-  headers["Content-Length"] = String(obj.length);
-  if (range) {
-    headers["Content-Range"] = `bytes ${range.start}-${range.start + obj.length - 1}/${obj.size}`;
-  }
-  if (c.req.method === "HEAD") {
-    await obj.body.cancel();
-    return c.body(null, 200, headers);
-  }
-  if (!range && cache.accepts(obj.length)) {
+  // An answer without a length (chunked) is streamed as it comes, never read whole.
+  if (obj.length !== null) headers["Content-Length"] = String(obj.length);
+  if (!range && obj.length !== null && cache.accepts(obj.length)) {
     const bytes = await readAll(obj.body);
     cache.set(key, bytes);
     return c.body(bytes, 200, headers);
   }
-  return c.body(obj.body, range ? 206 : 200, headers);
+  return c.body(obj.body, status, headers);
 }
 
 /** The byte routes. */

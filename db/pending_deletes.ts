@@ -1,8 +1,8 @@
 /**
  * Objects to remove from storage. A delete records its keys in the transaction that removes the
- * row; an upload records its keys (due later) before it writes them and clears them in the
- * transaction that inserts the row. Either way a sweep removes what no row owns, so an outage
- * or a crash never leaves an object without its row for good.
+ * row; an upload records its keys (due later) before it writes them and clears the ones its row
+ * owns in the transaction that inserts the row. Either way a sweep removes what no row owns, so
+ * an outage or a crash never leaves an object without its row for good.
  */
 import type postgres from "postgres";
 import type { Sql } from "./client.ts";
@@ -29,22 +29,40 @@ export function forgetKeysOf(tx: postgres.TransactionSql, shortId: string, keys:
 }
 
 /**
- * Claims up to `limit` due keys; other replicas skip the claimed ones. A key whose image row
- * exists after all (an upload whose commit reply was lost) is forgotten, never deleted.
+ * Forgets due keys that an image row owns after all (an upload whose commit reply was lost): its
+ * original, or the thumbnail its row names. A thumbnail key its row does not name (a put that
+ * failed, maybe after it landed) stays, to be deleted.
  */
-export async function claimDueDeletes(tx: postgres.TransactionSql, limit: number) {
+export async function forgetOwnedDeletes(sql: Sql) {
   // The short ID a key belongs to (keys.ts: images/{id}, thumbnails/{id}.webp).
-  await tx`delete from pending_deletes p where p.next_attempt_at <= now() and exists (
+  await sql`delete from pending_deletes p where p.next_attempt_at <= now() and exists (
     select 1 from images i
-    where i.short_id = substring(p.key from '^(?:images|thumbnails)/([0-9A-Za-z]{8})(?:[.]webp)?$'))`;
-  return await tx<{ key: string; attempts: number }[]>`
-    select key, attempts from pending_deletes where next_attempt_at <= now()
-    order by next_attempt_at limit ${limit} for update skip locked`;
+    where i.short_id = substring(p.key from '^(?:images|thumbnails)/([0-9A-Za-z]{8})(?:[.]webp)?$')
+      and (p.key = 'images/' || i.short_id or p.key = i.thumbnail_key))`;
 }
 
-/** Pushes a failed key's next attempt back, exponentially up to ten minutes. */
-export async function deferDelete(tx: postgres.TransactionSql, key: string, attempts: number) {
-  const delay = Math.min(600, 2 ** Math.min(attempts, 10));
-  await tx`update pending_deletes set attempts = attempts + 1,
-    next_attempt_at = now() + make_interval(secs => ${delay}) where key = ${key}`;
+/**
+ * Leases up to `limit` due keys for `leaseSeconds`, in one statement that holds no transaction
+ * afterwards: their next attempt moves past the lease, so no other sweeper takes them while
+ * this one talks to storage (and `skip locked` keeps two leases from meeting on a row).
+ */
+export async function leaseDueDeletes(sql: Sql, limit: number, leaseSeconds: number) {
+  return await sql<{ key: string; attempts: number }[]>`
+    update pending_deletes p set next_attempt_at = now() + make_interval(secs => ${leaseSeconds})
+    from (select key from pending_deletes where next_attempt_at <= now()
+          order by next_attempt_at limit ${limit} for update skip locked) due
+    where p.key = due.key
+    returning p.key, p.attempts`;
+}
+
+/** Pushes failed keys' next attempt back, exponentially (1 s, 2 s, 4 s ...) up to ten minutes. */
+export async function deferDeletes(sql: Sql, keys: string[]) {
+  await sql`update pending_deletes set attempts = attempts + 1,
+    next_attempt_at = now() + make_interval(secs => least(600, power(2, least(attempts, 10))))
+    where key = any(${keys}::text[])`;
+}
+
+/** Ends the lease of keys that were not tried: they are due again at once. */
+export async function releaseDeletes(sql: Sql, keys: string[]) {
+  await sql`update pending_deletes set next_attempt_at = now() where key = any(${keys}::text[])`;
 }

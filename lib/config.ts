@@ -61,6 +61,7 @@ const schema = z.object({
   S3_SECRET_ACCESS_KEY: optionalString,
   S3_FORCE_PATH_STYLE: bool(true),
   // SPEC: stripped of leading and trailing whitespace before use; blank means unset.
+  S3_TIMEOUT_SECONDS: int(1, 3600).default(15),
   S3_PUBLIC_BASE_URL: z.preprocess(
     (v) => (typeof v === "string" ? (v.trim() === "" ? undefined : v.trim()) : v),
     z.url().optional(),

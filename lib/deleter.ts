@@ -1,35 +1,72 @@
-/** Removes objects recorded in pending_deletes; run after each delete and on a timer. */
+/**
+ * Removes objects recorded in pending_deletes: right after a delete, and on a timer. A sweep
+ * leases a batch of due keys in one short statement, deletes the objects with no transaction or
+ * pooled connection held, then clears or defers them. Replicas sweep side by side: a leased key
+ * is not due for anyone else until its lease ends.
+ */
 import type { Sql } from "../db/client.ts";
-import { claimDueDeletes, clearDeletes, deferDelete } from "../db/pending_deletes.ts";
+import {
+  clearDeletes,
+  deferDeletes,
+  forgetOwnedDeletes,
+  leaseDueDeletes,
+  releaseDeletes,
+} from "../db/pending_deletes.ts";
 import { isDatabaseUnavailable } from "../db/client.ts";
 import type { Logger } from "./log.ts";
 import type { ObjectStore } from "./storage/mod.ts";
 
-/** Deletes due objects; returns how many were removed. Failures are retried later. */
+const BATCH = 50;
+/** Deletes in flight at once within a batch. */
+const CONCURRENCY = 8;
+/**
+ * How long a sweeper holds its batch: longer than the batch can take, even at S3's deadline per
+ * delete (50 / 8 rounds of 15 s), so no other sweeper deletes the same key meanwhile.
+ */
+const LEASE_SECONDS = 300;
+const INTERVAL_MS = 30_000;
+
+/** Deletes `keys` a few at a time; after a failure, starts no more (storage is failing). */
+async function deleteEach(store: ObjectStore, keys: string[], log?: Logger) {
+  const done: string[] = [];
+  const failed: string[] = [];
+  let next = 0;
+  const worker = async () => {
+    while (next < keys.length && failed.length === 0) {
+      const key = keys[next++];
+      try {
+        await store.delete(key);
+        done.push(key);
+      } catch (err) {
+        failed.push(key);
+        log?.warn("object delete failed; will retry", { key, err: String(err) });
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(CONCURRENCY, keys.length) }, worker));
+  return { done, failed, untried: keys.slice(next) };
+}
+
+/**
+ * Deletes due objects until none is left or storage fails; returns how many were removed. A key
+ * that failed waits its back-off (1 s, doubling, at most ten minutes).
+ */
 export async function sweepPendingDeletes(
   sql: Sql,
   store: ObjectStore,
   log?: Logger,
 ): Promise<number> {
+  await forgetOwnedDeletes(sql);
   let removed = 0;
   for (;;) {
-    const batch = await sql.begin(async (tx) => {
-      const due = await claimDueDeletes(tx, 50);
-      const done: string[] = [];
-      for (const { key, attempts } of due) {
-        try {
-          await store.delete(key);
-          done.push(key);
-        } catch (err) {
-          log?.warn("object delete failed; will retry", { key, attempts, err: String(err) });
-          await deferDelete(tx, key, attempts);
-        }
-      }
-      await clearDeletes(tx, done);
-      return { claimed: due.length, done: done.length };
-    });
-    removed += batch.done;
-    if (batch.claimed < 50 || batch.done === 0) return removed;
+    const due = await leaseDueDeletes(sql, BATCH, LEASE_SECONDS);
+    if (due.length === 0) return removed;
+    const { done, failed, untried } = await deleteEach(store, due.map((d) => d.key), log);
+    if (done.length) await clearDeletes(sql, done);
+    if (failed.length) await deferDeletes(sql, failed);
+    if (untried.length) await releaseDeletes(sql, untried);
+    removed += done.length;
+    if (failed.length || due.length < BATCH) return removed;
   }
 }
 
@@ -53,19 +90,30 @@ export async function deleteObjectsNow(sql: Sql, store: ObjectStore, keys: strin
   }
 }
 
-/** Runs a sweep every `intervalMs` until the returned stop function is called. */
-export function startDeleteSweeper(sql: Sql, store: ObjectStore, log: Logger, intervalMs = 30_000) {
-  let running = false;
-  const timer = setInterval(async () => {
-    if (running) return;
-    running = true;
-    try {
-      await sweepPendingDeletes(sql, store, log);
-    } catch (err) {
-      log.warn("delete sweep failed", { err: String(err) });
-    } finally {
-      running = false;
-    }
-  }, intervalMs);
-  return () => clearInterval(timer);
+/**
+ * Sweeps every `intervalMs` (from the end of one sweep to the start of the next) until the
+ * returned function is called; that function resolves once a sweep under way has finished.
+ */
+export function startDeleteSweeper(
+  sql: Sql,
+  store: ObjectStore,
+  log: Logger,
+  intervalMs = INTERVAL_MS,
+): () => Promise<void> {
+  let stopped = false;
+  let running = Promise.resolve();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const tick = () => {
+    running = sweepPendingDeletes(sql, store, log)
+      .then(() => {}, (err) => log.warn("delete sweep failed", { err: String(err) }))
+      .finally(() => {
+        if (!stopped) timer = setTimeout(tick, intervalMs);
+      });
+  };
+  timer = setTimeout(tick, intervalMs);
+  return async () => {
+    stopped = true;
+    clearTimeout(timer);
+    await running;
+  };
 }

@@ -51,9 +51,23 @@ Deno.test("GET /file honours a single byte range with 206, and 416 when unsatisf
     assert.equal(res.headers.get("content-range"), `bytes ${start}-${end}/${bytes.length}`);
     assert.deepEqual(new Uint8Array(await res.arrayBuffer()), bytes.slice(start, end + 1));
   }
-  const bad = await svc.app.request(img.file_url, { headers: { range: `bytes=${bytes.length}-` } });
-  assert.equal(bad.status, 416);
-  assert.equal(bad.headers.get("content-range"), `bytes */${bytes.length}`);
+  for (const range of [`bytes=${bytes.length}-`, `bytes=${bytes.length + 5}-${bytes.length + 9}`]) {
+    const bad = await svc.app.request(img.file_url, { headers: { range } });
+    assert.equal(bad.status, 416, range);
+    assert.equal(bad.headers.get("content-range"), `bytes */${bytes.length}`);
+  }
+});
+
+Deno.test("GET /file ignores a syntactically invalid range and sends it all (RFC 9110)", async () => {
+  for (const range of ["bytes=5-3", "bytes=abc", "bytes=0-1,5-9", "items=0-9", "bytes=-"]) {
+    for (const method of ["GET", "HEAD"]) {
+      const res = await svc.app.request(img.file_url, { method, headers: { range } });
+      assert.equal(res.status, 200, `${method} ${range}`);
+      assert.equal(res.headers.get("content-range"), null, range);
+      assert.equal(res.headers.get("content-length"), String(bytes.length), range);
+      if (method === "GET") assert.deepEqual(new Uint8Array(await res.arrayBuffer()), bytes);
+    }
+  }
 });
 
 Deno.test("HEAD /file answers the headers without a body", async () => {

@@ -110,6 +110,16 @@ Deno.test("fs: a failed write leaves neither the object nor a temporary file", a
   assert.equal(leftovers.some((e) => e.name.includes("broken")), false);
 });
 
+Deno.test("disposeS3() stops s3rver and removes its folder, objects and all", async () => {
+  const other = await startS3();
+  const data = new Uint8Array(1000);
+  await other.store.put("images/x", data, { contentLength: 1000, contentType: "image/png" });
+  assert.ok((await Deno.stat(other.dir)).isDirectory);
+  await disposeS3(other);
+  await assert.rejects(Deno.stat(other.dir), Deno.errors.NotFound);
+  await assert.rejects(other.store.head("images/x"), StorageError);
+});
+
 Deno.test("s3: an unreachable server is a StorageError", async () => {
   const other = await startS3();
   await disposeS3(other);
@@ -123,8 +133,8 @@ Deno.test("s3: s3rver refuses an unknown key pair, and the store says so", async
   await assert.rejects(stranger.check(), StorageError);
 });
 
-Deno.test("s3: keys with spaces, plus signs, ampersands and non-ASCII round-trip", async () => {
-  const key = "images/a b+c&d=é~(1).png";
+Deno.test("s3: keys with spaces, plus signs, ampersands, percent signs and non-ASCII round-trip", async () => {
+  const key = "images/a b+c&d=é~(1) 100%.png";
   const data = new TextEncoder().encode("odd key");
   await s3.store.put(key, data, { contentLength: data.length, contentType: "image/png" });
   assert.deepEqual(await readAll((await s3.store.get(key))!.body), data);

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import sharp from "sharp";
+import { sweepPendingDeletes } from "../lib/deleter.ts";
 import { ingestImage } from "../lib/images/ingest.ts";
 import type { ObjectStore } from "../lib/storage/mod.ts";
 import { ThumbnailPool } from "../lib/images/thumbnails/pool.ts";
@@ -255,7 +256,7 @@ Deno.test("invalid tag names on upload are 422 and nothing is stored", async () 
   assert.equal(await rowCount(), before);
 });
 
-Deno.test("storage down during an upload answers 503 and writes nothing", async () => {
+Deno.test("storage down during an upload answers 503, writes no row, and leaves its keys to the sweeper", async () => {
   const before = await rowCount();
   await svc.s3.stop();
   try {
@@ -267,7 +268,20 @@ Deno.test("storage down during an upload answers 503 and writes nothing", async 
     await svc.s3.restart();
   }
   assert.equal(await rowCount(), before);
+  // A failed put may still land (one that timed out), so its keys stay recorded, guarded.
+  const kept = await svc.db.sql<{ key: string }[]>`select key from pending_deletes
+    where next_attempt_at > now() + interval '50 minutes' order by key`;
+  assert.equal(kept.length, 2);
+  assert.match(kept[0].key, /^images\//);
+  assert.match(kept[1].key, /^thumbnails\/.*\.webp$/);
+  await sweepAllPending();
 });
+
+/** Lets every pending delete's guard pass and sweeps, as the service would an hour later. */
+async function sweepAllPending() {
+  await svc.db.sql`update pending_deletes set next_attempt_at = now()`;
+  await sweepPendingDeletes(svc.db.sql, svc.s3.store);
+}
 
 Deno.test("a database failure after storing removes the stored objects", async () => {
   const objectsBefore = (await Array.fromAsync(svc.s3.store.list(""))).length;
@@ -298,8 +312,12 @@ function withThumbnailPut(
   return store;
 }
 
-Deno.test("a thumbnail that cannot be stored leaves the image without one, and nothing pending", async () => {
-  const store = withThumbnailPut(() => Promise.reject(new Error("storage refused the put")));
+Deno.test("a thumbnail whose put fails leaves the image without one, and the sweeper removes it if it landed", async () => {
+  // The put lands, but its answer never comes: the upload cannot know the object is there.
+  const store = withThumbnailPut(async (put) => {
+    await put();
+    throw new Error("no answer in time");
+  });
   const { created, image } = await ingestImage(
     { ...svc.services, store },
     await makeImage(),
@@ -307,11 +325,15 @@ Deno.test("a thumbnail that cannot be stored leaves the image without one, and n
   );
   assert.ok(created);
   assert.equal(image.thumbnail_key, null);
-  assert.equal(await svc.s3.store.head(thumbnailKey(image.short_id)), null);
-  assert.ok(await svc.s3.store.head(originalKey(image.short_id)));
-  const pending = await svc.db.sql`select count(*)::int as n from pending_deletes`;
-  assert.equal(pending[0].n, 0);
   assert.ok(svc.logs.some((l) => /thumbnail not stored/.test(l)));
+  // The row owns its original; the thumbnail's key stays recorded for the sweeper.
+  const pending = await svc.db.sql<{ key: string }[]>`select key from pending_deletes`;
+  assert.deepEqual(pending.map((r) => r.key), [thumbnailKey(image.short_id)]);
+  assert.ok(await svc.s3.store.head(thumbnailKey(image.short_id)), "the put landed");
+  await sweepAllPending();
+  assert.equal(await svc.s3.store.head(thumbnailKey(image.short_id)), null, "no orphan");
+  assert.ok(await svc.s3.store.head(originalKey(image.short_id)), "the original stays");
+  assert.deepEqual([...await svc.db.sql`select key from pending_deletes`], []);
 });
 
 Deno.test("no transaction (and none of its locks) stays open while the thumbnail is stored", async () => {

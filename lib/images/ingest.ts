@@ -136,7 +136,8 @@ async function createImage(
       if (r.every((x) => x.status === "fulfilled")) await clearDeletes(sql, keys).catch(() => {});
     });
   if (stored.status === "rejected") {
-    await clearDeletes(sql, keys).catch(() => {}); // nothing was written
+    // A failed put may still land (one that ran out of time says nothing of the outcome): the
+    // keys stay recorded, and the sweeper removes whatever arrived once their guard passes.
     throw stored.reason;
   }
   if (thumb.status === "rejected" && (thumb.reason as Error)?.name === "ThumbnailQueueFullError") {
@@ -147,12 +148,16 @@ async function createImage(
   // Stored before the row's transaction, not while it runs: a transaction waiting on S3 would
   // hold a pooled connection and the tag-count row locks other uploads need.
   let thumbKey: string | null = null;
+  // The keys the row's transaction forgets: a thumbnail whose put failed may still land, so its
+  // key stays recorded for the sweeper.
+  let owned = keys;
   if (thumb.status === "fulfilled") {
     try {
       const data = thumb.value.data;
       await store.put(keys[1], data, { contentLength: data.length, contentType: "image/webp" });
       thumbKey = keys[1];
     } catch (err) {
+      owned = [keys[0]];
       log.warn("thumbnail not stored; the image is kept without one", { err: String(err) });
     }
   } else {
@@ -175,7 +180,7 @@ async function createImage(
         thumbnailKey: thumbKey,
       },
       tags,
-      keys,
+      owned,
     );
   } catch (err) {
     // A lost connection leaves the outcome unknown: the row may have committed. The objects then

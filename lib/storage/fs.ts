@@ -119,7 +119,8 @@ export class FsStore implements ObjectStore {
     return this.wrap("copy", async () => {
       const src = await this.get(from);
       if (!src) throw new StorageError(`copy source ${from} does not exist`);
-      await this.put(to, src.body, { contentLength: src.length, contentType: src.contentType });
+      // A file's length is always known.
+      await this.put(to, src.body, { contentLength: src.length!, contentType: src.contentType });
     });
   }
 

@@ -5,7 +5,8 @@
 
 /** What a HEAD returns. */
 export interface ObjectInfo {
-  size: number;
+  /** The object's size in bytes; null when the server did not say. */
+  size: number | null;
   contentType: string;
 }
 
@@ -18,8 +19,8 @@ export interface ByteRange {
 /** A streamed object (or a slice of it when a range was asked for). */
 export interface ObjectBody extends ObjectInfo {
   body: ReadableStream<Uint8Array>;
-  /** Bytes in `body`: the whole size, or the range length. */
-  length: number;
+  /** Bytes in `body`: the whole size, or the range length; null when the server did not say. */
+  length: number | null;
 }
 
 /** Options of a put. */

@@ -3,6 +3,10 @@
  * how answers are read. tests/storage_test.ts runs the store against s3rver.
  */
 import assert from "node:assert/strict";
+import { createHash, createHmac } from "node:crypto";
+import { HeadObjectCommand, S3Client } from "@aws-sdk/client-s3";
+import { SignatureV4 } from "@smithy/signature-v4";
+import fc from "fast-check";
 import { readAll, StorageError } from "./mod.ts";
 import { bucketUrl, type S3Settings, S3Store } from "./s3.ts";
 import { sha256Hex } from "../hash.ts";
@@ -10,6 +14,8 @@ import { sha256Hex } from "../hash.ts";
 interface Seen {
   method: string;
   path: string;
+  /** The signature recomputed from the request as it arrived, as S3 checks it. */
+  expectedSignature: string;
   query: URLSearchParams;
   headers: Headers;
   body: Uint8Array;
@@ -26,6 +32,7 @@ function recorder(
     const s = {
       method: req.method,
       path: url.pathname,
+      expectedSignature: await signatureAsReceived(req, url),
       query: url.searchParams,
       headers: req.headers,
       body: new Uint8Array(await req.arrayBuffer()),
@@ -42,8 +49,85 @@ function recorder(
     forcePathStyle: true,
     ...settings,
   });
-  return { seen, store, [Symbol.asyncDispose]: () => server.shutdown() };
+  return { seen, store, port: server.addr.port, [Symbol.asyncDispose]: () => server.shutdown() };
 }
+
+/** SHA-256 and HMAC for the SDK's signer, on node:crypto. */
+class NodeSha256 {
+  #hash;
+  constructor(secret?: string | ArrayBuffer | ArrayBufferView) {
+    this.#hash = secret === undefined ? createHash("sha256") : createHmac(
+      "sha256",
+      typeof secret === "string" ? secret : new Uint8Array(secret as ArrayBuffer),
+    );
+  }
+  update(data: string | Uint8Array) {
+    this.#hash.update(data);
+  }
+  digest() {
+    return Promise.resolve(new Uint8Array(this.#hash.digest()));
+  }
+}
+
+/**
+ * The signature S3 expects for `req` as it arrived: the path, query and signed headers as
+ * received, with the key pair the recorder's store uses. A request whose path or headers
+ * changed on the way from the signer to the wire fails this.
+ */
+async function signatureAsReceived(req: Request, url: URL): Promise<string> {
+  const auth = req.headers.get("authorization") ?? "";
+  const names = /SignedHeaders=([^,\s]+)/.exec(auth)?.[1].split(";") ?? [];
+  const scope = /Credential=[^/]+\/(\d{8})\/([^/]+)\//.exec(auth);
+  const stamp = req.headers.get("x-amz-date") ?? "";
+  if (!scope || !stamp) return "";
+  const signer = new SignatureV4({
+    service: "s3",
+    region: scope[2],
+    credentials: { accessKeyId: "key", secretAccessKey: "secret" },
+    sha256: NodeSha256,
+    uriEscapePath: false,
+  });
+  const query: Record<string, string> = {};
+  for (const [k, v] of url.searchParams) query[k] = v;
+  const signed = await signer.sign({
+    method: req.method,
+    protocol: url.protocol,
+    hostname: url.hostname,
+    port: Number(url.port),
+    path: url.pathname,
+    query,
+    headers: Object.fromEntries(names.map((n) => [n, req.headers.get(n) ?? ""])),
+  }, {
+    signingDate: new Date(
+      stamp.replace(/^(\d{4})(\d\d)(\d\d)T(\d\d)(\d\d)(\d\d)Z$/, "$1-$2-$3T$4:$5:$6Z"),
+    ),
+  });
+  return /Signature=([0-9a-f]{64})/.exec(signed.headers["authorization"])?.[1] ?? "";
+}
+
+/** The request path the AWS SDK's S3 client sends for `key` (captured; nothing is sent). */
+async function sdkPath(key: string): Promise<string> {
+  let path = "";
+  const client = new S3Client({
+    region: "eu-central-1",
+    endpoint: "http://127.0.0.1:9",
+    forcePathStyle: true,
+    maxAttempts: 1,
+    credentials: { accessKeyId: "key", secretAccessKey: "secret" },
+    requestHandler: {
+      handle(request: { path: string }) {
+        path = request.path;
+        return Promise.reject(new Error("captured"));
+      },
+    },
+  });
+  await client.send(new HeadObjectCommand({ Bucket: "bucket", Key: key })).catch(() => {});
+  client.destroy();
+  return path;
+}
+
+const signatureOf = (s: Seen) =>
+  /Signature=([0-9a-f]{64})/.exec(s.headers.get("authorization")!)![1];
 
 /** `n` random bytes (getRandomValues fills at most 64 KiB a call). */
 function randomBytes(n: number): Uint8Array {
@@ -202,4 +286,219 @@ Deno.test("S3Store.get() reads a range's total size; a 404 is null and a 416 its
   await assert.rejects(rec.store.get("images/short", { start: 20, end: 30 }), {
     name: "RangeNotSatisfiableError",
   });
+});
+
+/** Keys people give objects: spaces, `+`, `%`, `~`, unicode, reserved and unsafe characters. */
+const REAL_KEYS = [
+  "images/a b",
+  "images/a+b",
+  "images/100% real",
+  "images/%2F%20",
+  "images/~user/~",
+  "images/é/漢字/😀",
+  "images/a&b=c;d,e:f@g$h!i'j(k)l*m",
+  'images/q?x#y[z]{w}|^`\\<>"',
+  "images//double//slash/",
+  "images/.hidden/..backup/...",
+  "thumbnails/Ab3dE5gH.webp",
+];
+
+Deno.test("S3Store sends each key as the AWS SDK's S3 client does, signed as it arrives", async () => {
+  await using rec = recorder();
+  for (const key of REAL_KEYS) {
+    const before = rec.seen.length;
+    await rec.store.head(key);
+    const seen = rec.seen[before];
+    assert.equal(seen.path, await sdkPath(key), key);
+    assert.equal(signatureOf(seen), seen.expectedSignature, key);
+  }
+});
+
+Deno.test("S3Store refuses a key a URL would resolve to another object (. and .. segments)", async () => {
+  await using rec = recorder();
+  for (const key of ["images/../x", "images/./x", "..", "images/x/..", ""]) {
+    await assert.rejects(rec.store.head(key), StorageError, key);
+    // The SDK sends such a path as it is; fetch (any WHATWG URL) would resolve it elsewhere.
+    const path = await sdkPath(key);
+    if (key) assert.notEqual(new URL(path, "http://h").pathname, path, key);
+  }
+  assert.equal(rec.seen.length, 0, "nothing was sent");
+});
+
+Deno.test("S3Store encodes any key as the SDK does, and every request verifies as received", async () => {
+  await using rec = recorder();
+  const segment = fc.string({ unit: "grapheme", minLength: 1, maxLength: 8 })
+    .filter((s) => s !== "." && s !== ".." && !s.includes("/"));
+  await fc.assert(
+    fc.asyncProperty(
+      fc.array(segment, { minLength: 1, maxLength: 3 }),
+      fc.dictionary(
+        fc.string({ unit: "grapheme", minLength: 1, maxLength: 6 }),
+        fc.string({ unit: "grapheme", maxLength: 6 }),
+        { maxKeys: 2 },
+      ),
+      async (segments, prefixQuery) => {
+        const key = segments.join("/");
+        const before = rec.seen.length;
+        await rec.store.head(key);
+        const seen = rec.seen[before];
+        assert.equal(seen.path, await sdkPath(key));
+        assert.equal(signatureOf(seen), seen.expectedSignature);
+        // A list request carries its prefix in the query, encoded and signed the same way.
+        const prefix = Object.values(prefixQuery).join("");
+        await Array.fromAsync(rec.store.list(prefix));
+        const listed = rec.seen.at(-1)!;
+        assert.equal(listed.query.get("prefix"), prefix);
+        assert.equal(signatureOf(listed), listed.expectedSignature);
+      },
+    ),
+    { numRuns: 200 },
+  );
+});
+
+/** A store on `port` whose requests fail after `timeoutMs` without progress. */
+function storeOn(port: number, timeoutMs: number) {
+  return new S3Store({
+    bucket: "bucket",
+    endpoint: `http://127.0.0.1:${port}`,
+    region: "us-east-1",
+    accessKeyId: "key",
+    secretAccessKey: "secret",
+    forcePathStyle: true,
+    timeoutMs,
+  });
+}
+
+/** A server that accepts connections and never answers, as a frozen process does. */
+function silentServer() {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const conns: Deno.Conn[] = [];
+  (async () => {
+    for await (const conn of listener) conns.push(conn);
+  })().catch(() => {});
+  return {
+    port: (listener.addr as Deno.NetAddr).port,
+    get connections() {
+      return conns.length;
+    },
+    [Symbol.dispose]() {
+      listener.close();
+      for (const c of conns) c.close();
+    },
+  };
+}
+
+/** A server whose GET answers `chunks` (each after its delay), or stalls at a null chunk. */
+function streamingServer(chunks: [delayMs: number, bytes: Uint8Array | null][]) {
+  const stalled = new Set<ReadableStreamDefaultController>();
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, () => {
+    let i = 0;
+    return new Response(
+      new ReadableStream<Uint8Array>({
+        async pull(ctl) {
+          if (i === chunks.length) return ctl.close();
+          const [delay, bytes] = chunks[i++];
+          await new Promise((r) => setTimeout(r, delay));
+          if (bytes) ctl.enqueue(bytes);
+          else stalled.add(ctl); // never another byte
+        },
+      }),
+      { headers: { "content-type": "image/png" } },
+    );
+  });
+  return {
+    port: server.addr.port,
+    async [Symbol.asyncDispose]() {
+      for (const ctl of stalled) ctl.close();
+      await server.shutdown();
+    },
+  };
+}
+
+/** How long `p` took to settle, and its error (if it failed); a hang fails after 10 s. */
+async function timed(p: Promise<unknown>): Promise<{ ms: number; error?: unknown }> {
+  const t0 = performance.now();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const hang = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new Error("still waiting after 10 s")), 10_000);
+  });
+  try {
+    await Promise.race([p, hang]);
+    return { ms: performance.now() - t0 };
+  } catch (error) {
+    return { ms: performance.now() - t0, error };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+Deno.test("S3Store fails a request that gets no answer once its deadline passes, and does not retry it", async () => {
+  using silent = silentServer();
+  const store = storeOn(silent.port, 300);
+  const bytes = new Uint8Array(1000);
+  for (
+    const call of [
+      () => store.head("images/a"),
+      () => store.get("images/a"),
+      () => store.put("images/a", bytes, { contentLength: 1000, contentType: "image/png" }),
+      () => store.delete("images/a"),
+      () => store.check(),
+    ]
+  ) {
+    const before = silent.connections;
+    const { ms, error } = await timed(call());
+    assert.ok(error instanceof StorageError, String(error));
+    assert.match((error as Error).message, /no progress for 0\.3 s/);
+    assert.ok(ms >= 290 && ms < 5000, `failed after ${ms} ms`);
+    // A byte body would be sent again after a fast failure, never after its deadline.
+    await new Promise((r) => setTimeout(r, 100));
+    assert.equal(silent.connections - before, 1, "one connection, no retry");
+  }
+});
+
+Deno.test("S3Store fails a body that stops arriving mid-way, once its deadline passes", async () => {
+  await using server = streamingServer([[0, new Uint8Array(70_000)], [0, null]]);
+  const obj = await storeOn(server.port, 300).get("images/a");
+  assert.equal(obj!.length, null, "a chunked answer has no length, not a length of 0");
+  const reader = obj!.body.getReader();
+  assert.ok(((await reader.read()).value?.length ?? 0) > 0);
+  const { ms, error } = await timed((async () => {
+    while (!(await reader.read()).done);
+  })());
+  assert.ok(error instanceof StorageError, String(error));
+  assert.match((error as Error).message, /S3 get failed while reading: no progress for 0\.3 s/);
+  assert.ok(ms >= 290 && ms < 5000, `failed after ${ms} ms`);
+});
+
+Deno.test("S3Store never cuts a body that keeps coming, nor counts the time its reader pauses", async () => {
+  // Twelve chunks 100 ms apart: 1.2 s in all against a deadline of 0.35 s.
+  const chunk = new Uint8Array(50_000).fill(7);
+  await using server = streamingServer(Array.from({ length: 12 }, () => [100, chunk]));
+  const store = storeOn(server.port, 350);
+  let total = 0;
+  for await (const part of (await store.get("images/a"))!.body) total += part.length;
+  assert.equal(total, 12 * chunk.length);
+
+  // A reader that stops for three deadlines (a slow client downstream) is not the server's fault.
+  const reader = (await store.get("images/a"))!.body.getReader();
+  total = (await reader.read()).value!.length;
+  await new Promise((r) => setTimeout(r, 1050));
+  for (let r = await reader.read(); !r.done; r = await reader.read()) total += r.value.length;
+  assert.equal(total, 12 * chunk.length);
+});
+
+Deno.test("S3Store sends a streamed body from a slow source without cutting it", async () => {
+  await using rec = recorder();
+  const store = storeOn(rec.port, 300);
+  let sent = 0;
+  // Each chunk takes the source longer than the deadline: that wait is not the server's.
+  const source = new ReadableStream<Uint8Array>({
+    async pull(ctl) {
+      if (sent === 4) return ctl.close();
+      await new Promise((r) => setTimeout(r, 450));
+      ctl.enqueue(new Uint8Array(1000).fill(++sent));
+    },
+  });
+  await store.put("images/slow", source, { contentLength: 4000, contentType: "image/png" });
+  assert.equal(rec.seen[0].body.length, 4000);
 });

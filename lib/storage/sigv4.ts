@@ -29,7 +29,8 @@ export interface SignInput {
 
 /**
  * RFC 3986 encoding as S3 wants it: everything but `A-Z a-z 0-9 - _ . ~` is percent-encoded,
- * and `/` too unless `keepSlash` (object keys in a path).
+ * and `/` too unless `keepSlash` (object keys in a path). The AWS SDK's S3 client encodes each
+ * segment of a key so; lib/storage/s3_test.ts compares the paths the two send.
  */
 export function uriEncode(value: string, keepSlash = false): string {
   const encoded = encodeURIComponent(value).replace(

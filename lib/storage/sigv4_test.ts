@@ -98,6 +98,8 @@ const headerName = fc.stringMatching(/^[a-z][a-z0-9-]{0,15}$/)
   .filter((n) => !["user-agent", "expect", "x-amzn-trace-id", "connection"].includes(n));
 const headerValue = fc.stringMatching(/^ {0,2}[!-~]([ !-~]{0,20}[!-~])? {0,2}$/);
 
+// The path is given to both signers encoded; how a key is encoded on the wire is compared with the
+// SDK's S3 client in s3_test.ts, which also checks every signature against the request as received.
 Deno.test("signRequest() signs as the AWS SDK's own signer does, for any key, query and headers", async () => {
   await fc.assert(
     fc.asyncProperty(

@@ -1,6 +1,7 @@
 /**
  * An s3rver (the S3-protocol server installable here) on a random loopback port, with one
- * bucket. It only accepts the credentials S3RVER/S3RVER.
+ * bucket. It only accepts the credentials S3RVER/S3RVER. `startS3` runs it in this process;
+ * `s3_process.ts` runs it in a child process that a test can freeze.
  */
 import S3rver from "s3rver";
 import { type S3Settings, S3Store } from "../../lib/storage/s3.ts";
@@ -11,9 +12,26 @@ export interface TestS3 {
   store: S3Store;
   endpoint: string;
   port: number;
+  /** The folder s3rver keeps its objects in. */
+  dir: string;
   stop(): Promise<void>;
   /** Starts it again on the same port and folder (after `stop`), for outage tests. */
   restart(): Promise<void>;
+}
+
+/** The settings and store of a bucket on the s3rver at `port`. */
+export function s3rverBucket(port: number, bucket: string, timeoutMs?: number) {
+  const endpoint = `http://127.0.0.1:${port}`;
+  const settings: S3Settings = {
+    bucket,
+    endpoint,
+    region: "us-east-1",
+    accessKeyId: "S3RVER",
+    secretAccessKey: "S3RVER",
+    forcePathStyle: true,
+    timeoutMs,
+  };
+  return { endpoint, settings, store: new S3Store(settings) };
 }
 
 /** Starts s3rver with bucket `bucket` in a temporary folder. */
@@ -29,22 +47,11 @@ export async function startS3(bucket = "board"): Promise<TestS3> {
     });
   let server = make(0);
   const { port } = await server.run();
-  const endpoint = `http://127.0.0.1:${port}`;
-  const settings: S3Settings = {
-    bucket,
-    endpoint,
-    region: "us-east-1",
-    accessKeyId: "S3RVER",
-    secretAccessKey: "S3RVER",
-    forcePathStyle: true,
-  };
-  const store = new S3Store(settings);
   let running = true;
   return {
-    settings,
-    store,
-    endpoint,
+    ...s3rverBucket(port, bucket),
     port,
+    dir,
     stop: async () => {
       if (running) await server.close();
       running = false;
@@ -57,7 +64,15 @@ export async function startS3(bucket = "board"): Promise<TestS3> {
   };
 }
 
-/** Stops s3rver and removes its folder. */
+/**
+ * Removes s3rver's folder and stops it. The folder goes first, synchronously, so that an
+ * `unload` handler (which cannot wait for the stop) still removes it.
+ */
 export async function disposeS3(s3: TestS3): Promise<void> {
+  try {
+    Deno.removeSync(s3.dir, { recursive: true });
+  } catch (e) {
+    if (!(e instanceof Deno.errors.NotFound)) throw e;
+  }
   await s3.stop();
 }

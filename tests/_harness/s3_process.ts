@@ -1,0 +1,82 @@
+/**
+ * s3rver in a child process of its own, so that a test can freeze it (SIGSTOP: connections are
+ * still accepted by the kernel, and nothing answers) and thaw it (SIGCONT). Run as a script it is
+ * that child: s3rver on S3_PORT (0: any) over the folder S3_DIR, printing `{"port": n}` once
+ * listening, until SIGTERM.
+ */
+import S3rver from "s3rver";
+import { s3rverBucket, type TestS3 } from "./s3.ts";
+
+const BUCKET = "board";
+
+/** A TestS3 in a child process, with the signals of an outage. */
+export interface ChildS3 extends TestS3 {
+  pid(): number;
+  /** SIGSTOP: the server stops answering (and reading) mid-request. */
+  freeze(): void;
+  /** SIGCONT. */
+  thaw(): void;
+}
+
+async function spawn(port: number, dir: string) {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", new URL(import.meta.url).pathname],
+    env: { S3_PORT: String(port), S3_DIR: dir },
+    stdin: "null",
+    stdout: "piped",
+    stderr: "inherit",
+  }).spawn();
+  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  let out = "";
+  while (!out.includes("\n")) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error(`s3rver exited before it listened: ${out}`);
+    out += value;
+  }
+  reader.releaseLock();
+  child.stdout.cancel().catch(() => {});
+  return { child, port: JSON.parse(out).port as number };
+}
+
+/** Starts s3rver in a child process; the store's requests fail after `timeoutMs` of silence. */
+export async function startS3Process(opts: { timeoutMs?: number } = {}): Promise<ChildS3> {
+  const dir = await Deno.makeTempDir({ prefix: "board-s3-" });
+  let { child, port } = await spawn(0, dir);
+  let running = true;
+  const stop = async () => {
+    if (!running) return;
+    running = false;
+    child.kill("SIGCONT"); // a frozen process cannot act on SIGTERM
+    child.kill("SIGTERM");
+    await child.status;
+  };
+  return {
+    ...s3rverBucket(port, BUCKET, opts.timeoutMs),
+    port,
+    dir,
+    pid: () => child.pid,
+    freeze: () => child.kill("SIGSTOP"),
+    thaw: () => child.kill("SIGCONT"),
+    stop,
+    restart: async () => {
+      ({ child, port } = await spawn(port, dir));
+      running = true;
+    },
+  };
+}
+
+if (import.meta.main) {
+  const server = new S3rver({
+    port: Number(Deno.env.get("S3_PORT") ?? 0),
+    address: "127.0.0.1",
+    silent: true,
+    directory: Deno.env.get("S3_DIR")!,
+    configureBuckets: [{ name: BUCKET, configs: [] }],
+  });
+  const { port } = await server.run();
+  console.log(JSON.stringify({ port }));
+  Deno.addSignalListener("SIGTERM", async () => {
+    await server.close().catch(() => {});
+    Deno.exit(0);
+  });
+}
