@@ -202,6 +202,6 @@ Deno.test("an S3 answer without Content-Length is streamed as it comes, never re
   assert.deepEqual(new Uint8Array(await new Blob(rest as BlobPart[]).arrayBuffer()), small);
 });
 
-Deno.test("teardown: the service closes cleanly", async () => {
+Deno.test.afterAll(async () => {
   await svc.close();
 });

@@ -12,7 +12,8 @@ import { captureLogger } from "../lib/log.ts";
 import { type ObjectStore, StorageError } from "../lib/storage/mod.ts";
 import { startService, TEST_PASSWORD } from "./_harness/app.ts";
 import { makeImage, uploadForm } from "./_harness/images.ts";
-import { childEnv, sleep, spawnService, within } from "./reliability/_util.ts";
+import { childEnv, spawnService, startArgs } from "./_harness/child.ts";
+import { sleep, within } from "./reliability/_util.ts";
 
 const svc = await startService();
 const { sql } = svc.db;
@@ -180,7 +181,7 @@ Deno.test("two sweepers at once delete each key once and hold no transaction or 
 
 Deno.test("a crash after an upload's original is stored leaves a record the sweeper acts on once its guard passes", async () => {
   const child = await spawnService(
-    "tests/_harness/stalled_upload_service.ts",
+    await startArgs("tests/_harness/stalled_upload_service.ts"),
     childEnv(svc.db, svc.s3),
   );
   const before = new Set(await Array.fromAsync(store.list("images/")));
@@ -233,6 +234,6 @@ async function tokenFrom(base: string): Promise<string> {
   return (await res.json()).access_token;
 }
 
-Deno.test("teardown: the service closes cleanly", async () => {
+Deno.test.afterAll(async () => {
   await svc.close();
 });

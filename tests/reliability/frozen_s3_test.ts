@@ -184,7 +184,7 @@ Deno.test("after SIGCONT the service recovers by itself, and the bucket matches 
   await assertBucketMatchesTables(svc);
 });
 
-Deno.test("teardown: the service and the S3 process close cleanly", async () => {
+Deno.test.afterAll(async () => {
   await server.shutdown();
   pool.close();
   await svc.close();
