@@ -39,7 +39,10 @@ Deno.test("a job sent before a restart is run after it, once", async () => {
   const second = await queue();
   await second.work<{ n: number }>({
     name: "restart",
-    handler: async (j) => void seen.push(j.data.n),
+    handler: (j) => {
+      seen.push(j.data.n);
+      return Promise.resolve();
+    },
   });
   await until(() => seen.length === 1, 10_000, "the job ran");
   await new Promise((r) => setTimeout(r, 1000));
@@ -70,9 +73,9 @@ Deno.test("a failing job is retried with growing delays, then kept failed with i
     name: "flaky",
     retryLimit: 2,
     retryDelaySeconds: 1,
-    handler: async (j) => {
+    handler: (j) => {
       attempts.push(Date.now());
-      throw new Error(`attempt ${j.retryCount + 1} failed`);
+      return Promise.reject(new Error(`attempt ${j.retryCount + 1} failed`));
     },
   });
   const id = await q.send("flaky", { what: "always fails" });
@@ -98,7 +101,7 @@ Deno.test("a failing job is retried with growing delays, then kept failed with i
   const out = new TextDecoder().decode(task.stdout);
   assert.equal(task.code, 0, new TextDecoder().decode(task.stderr));
   assert.match(out, /│ flaky\s+│\s+0\s+│\s+0\s+│\s+1\s+│/);
-  assert.match(out, /Last failures of flaky:\n  \S+ after 3 tries: attempt 3 failed/);
+  assert.match(out, /Last failures of flaky:\n {2}\S+ after 3 tries: attempt 3 failed/);
 });
 
 Deno.test("a job whose worker died is taken up by another replica", async () => {
@@ -120,7 +123,10 @@ Deno.test("a job whose worker died is taken up by another replica", async () => 
   await other.work<{ n: number }>({
     name: "orphan",
     expireInSeconds: 2,
-    handler: async (j) => void done.push(j.data.n),
+    handler: (j) => {
+      done.push(j.data.n);
+      return Promise.resolve();
+    },
   });
   await until(() => done.length === 1, 30_000, "another replica ran it");
   assert.deepEqual(done, [7]);
