@@ -21,6 +21,7 @@ import { json, notFound, tagsOrThrow } from "./images.ts";
 import { requireAuth } from "./require_auth.ts";
 import { newRouter } from "./router.ts";
 import { bearer, errorResponse, Image, ShortIdParam } from "./schemas.ts";
+import { UploadedImage } from "./similar.ts";
 import { readUploadForm } from "./upload_body.ts";
 import { UploadGate } from "./upload_gate.ts";
 
@@ -59,8 +60,8 @@ export function imageWriteRoutes(services: Services, read: ReadModel) {
       },
     },
     responses: {
-      201: { description: "Created", content: json(Image) },
-      200: { description: "Already here; the tags were added", content: json(Image) },
+      201: { description: "Created", content: json(UploadedImage) },
+      200: { description: "Already here; the tags were added", content: json(UploadedImage) },
       400: errorResponse("Not a multipart body"),
       401: errorResponse("Not signed in"),
       413: errorResponse("Larger than MAX_UPLOAD_BYTES (`code`, `detail`, `max_bytes`)"),
@@ -76,14 +77,14 @@ export function imageWriteRoutes(services: Services, read: ReadModel) {
     using _slot = gate.enter();
     const form = await readUploadForm(c.req.raw, config.MAX_UPLOAD_BYTES);
     try {
-      const { created, image } = await ingestImage(
+      const { created, image, similar } = await ingestImage(
         { ...services, log: c.get("log") },
         form.bytes,
         form.tags,
       );
       const dto = toImageDto(image, config.S3_PUBLIC_BASE_URL);
       if (created) c.header("Location", `/api/v1/images/${dto.short_id}`);
-      return c.json(dto, created ? 201 : 200);
+      return c.json({ ...dto, similar }, created ? 201 : 200);
     } catch (e) {
       if (e instanceof UnsupportedImageError) {
         throw new HttpError(415, { code: "unsupported_image", detail: e.message });

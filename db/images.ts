@@ -22,7 +22,8 @@ export interface ImageWithTags extends ImageRow {
   tags: { name: string; image_count: number }[];
 }
 
-const COLUMNS = (sql: Sql | postgres.TransactionSql) =>
+/** The columns of an ImageRow, selected from `images i`. */
+export const COLUMNS = (sql: Sql | postgres.TransactionSql) =>
   sql`i.id, i.seq::text as seq, i.short_id, i.hash, i.content_type, i.size_bytes::float8 as size_bytes,
       i.width, i.height, i.thumbnail_key, i.created_at`;
 
@@ -30,7 +31,7 @@ const COLUMNS = (sql: Sql | postgres.TransactionSql) =>
  * An image's tags as one JSON array sorted by name (postgres.js parses it): the row and its tags
  * in one round trip, one index lookup per image.
  */
-const TAGS = (sql: Sql | postgres.TransactionSql) =>
+export const TAGS = (sql: Sql | postgres.TransactionSql) =>
   sql`coalesce((
     select json_agg(json_build_object('name', t.name, 'image_count', t.image_count) order by t.name)
     from image_tags it join tags t on t.id = it.tag_id where it.image_id = i.id), '[]') as tags`;
@@ -177,6 +178,8 @@ export interface NewImage {
   width: number;
   height: number;
   thumbnailKey: string | null;
+  /** The perceptual hash (lib/similar), null when the thumbnail worker could not make one. */
+  phash?: bigint | null;
 }
 
 /**
@@ -238,9 +241,10 @@ export async function insertImage(
 ): Promise<ImageWithTags | null> {
   const results = await transaction(sql, (tx) => {
     const statements: postgres.PendingQuery<postgres.Row[]>[] = [
-      tx`insert into images (short_id, hash, content_type, size_bytes, width, height, thumbnail_key)
+      tx`insert into images (short_id, hash, content_type, size_bytes, width, height, thumbnail_key,
+                             phash)
         values (${img.shortId}, ${img.hash}, ${img.contentType}, ${img.sizeBytes}, ${img.width},
-                ${img.height}, ${img.thumbnailKey})
+                ${img.height}, ${img.thumbnailKey}, ${img.phash?.toString() ?? null}::bigint)
         on conflict (hash) do nothing`,
       ...linkTagStatements(tx, tx`i.short_id = ${img.shortId}`, tagNames),
     ];

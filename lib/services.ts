@@ -10,7 +10,7 @@ export interface Thumbnailer {
   thumbnail(
     input: Uint8Array,
     signal?: AbortSignal,
-  ): Promise<{ data: Uint8Array; width: number; height: number }>;
+  ): Promise<{ data: Uint8Array; width: number; height: number; phash: bigint }>;
 }
 
 /** The dependencies of the app. The reader has no thumbnailer: it serves reads only. */

@@ -145,5 +145,8 @@ Deno.test("every operation has its stable operationId, the names generated clien
     "get /images/{id}/file": "getImageFile",
     "get /images/{id}/thumbnail": "getImageThumbnail",
     "get /tags": "listTags",
+    "get /images/{id}/similar": "listSimilarImages",
+    "get /duplicates": "listDuplicatePairs",
+    "post /images/{id}/merge-into/{other}": "mergeImage",
   });
 });

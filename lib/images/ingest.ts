@@ -16,6 +16,7 @@ import type { Services, Thumbnailer } from "../services.ts";
 import { newShortId } from "../short_id.ts";
 import { originalKey, thumbnailKey } from "../storage/keys.ts";
 import { sha256Hex } from "../hash.ts";
+import { similarForUpload, type SimilarRef } from "../similar/upload.ts";
 
 /** The header claims more pixels than MAX_IMAGE_PIXELS. */
 export class TooManyPixelsError extends Error {
@@ -34,10 +35,14 @@ export class BusyError extends Error {
 export interface IngestResult {
   created: boolean;
   image: ImageWithTags;
+  /** Near-duplicates already on the board (lib/similar), nearest first. */
+  similar: SimilarRef[];
 }
 
 type Sniffed = { type: string; width: number; height: number };
 type Thumbnail = Awaited<ReturnType<Thumbnailer["thumbnail"]>>;
+/** What storing (or finding) the image gave: a new image carries its perceptual hash. */
+type Stored = { created: boolean; image: ImageWithTags; phash: bigint | null };
 
 /** How long an upload's keys stay reserved before the sweeper may collect them. */
 const UPLOAD_GUARD_SECONDS = 3600;
@@ -68,7 +73,9 @@ export async function ingestImage(
     : Promise.reject(new Error("no thumbnailer"));
   thumbnail.catch(() => {}); // awaited only if this upload stores a new image
   try {
-    return await tagOrCreate(services, bytes, tags, sniffed, thumbnail);
+    const { created, image, phash } = await tagOrCreate(services, bytes, tags, sniffed, thumbnail);
+    const similar = await similarForUpload(services.sql, image.short_id, phash, services.log);
+    return { created, image, similar };
   } finally {
     unneeded.abort(new Error("the upload no longer needs this thumbnail"));
   }
@@ -84,7 +91,7 @@ async function tagOrCreate(
   tags: string[],
   sniffed: Sniffed,
   thumbnail: Promise<Thumbnail>,
-): Promise<IngestResult> {
+): Promise<Stored> {
   const hash = sha256Hex(bytes);
   for (let attempt = 0; attempt < 3; attempt++) {
     const pending = inflight.get(hash);
@@ -92,7 +99,7 @@ async function tagOrCreate(
       await pending.catch(() => {});
     }
     const existing = await addTagsByHash(services.sql, hash, tags);
-    if (existing) return { created: false, image: existing };
+    if (existing) return { created: false, image: existing, phash: null };
     if (inflight.has(hash)) continue;
     const job = createImage(services, bytes, hash, sniffed, tags, thumbnail);
     inflight.set(hash, job);
@@ -106,7 +113,7 @@ async function tagOrCreate(
   }
   const image = await getImageByHash(services.sql, hash);
   if (!image) throw new Error("upload lost a race three times");
-  return { created: false, image };
+  return { created: false, image, phash: null };
 }
 
 async function createImage(
@@ -116,7 +123,7 @@ async function createImage(
   sniffed: Sniffed,
   tags: string[],
   thumbnail: Promise<Thumbnail>,
-): Promise<IngestResult | null> {
+): Promise<Stored | null> {
   const { sql, store, log } = services;
   const shortId = newShortId();
   const keys = [originalKey(shortId), thumbnailKey(shortId)];
@@ -178,6 +185,7 @@ async function createImage(
         width: sniffed.width,
         height: sniffed.height,
         thumbnailKey: thumbKey,
+        phash: thumb.status === "fulfilled" ? thumb.value.phash : null,
       },
       tags,
       owned,
@@ -193,5 +201,9 @@ async function createImage(
     await removeObjects();
     return null;
   }
-  return { created: true, image };
+  return {
+    created: true,
+    image,
+    phash: thumb.status === "fulfilled" ? thumb.value.phash : null,
+  };
 }

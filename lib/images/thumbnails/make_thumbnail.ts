@@ -9,6 +9,7 @@
 
 import sharp from "sharp";
 import { SNIFF_BYTES, sniffImage, UnsupportedImageError } from "../sniff.ts";
+import { perceptualHash, type RawPixels } from "../../similar/pixels.ts";
 
 /** Longest side of a thumbnail in pixels. */
 export const THUMBNAIL_MAX_SIDE = 400;
@@ -24,14 +25,19 @@ export interface ThumbnailOptions {
   maxPixels?: number;
 }
 
-/** A WebP thumbnail and its size after EXIF orientation and resizing. */
+/** A WebP thumbnail, its size after EXIF orientation and resizing, and the perceptual hash. */
 export interface ThumbResult {
   data: Uint8Array;
   width: number;
   height: number;
+  /** The 64-bit DCT pHash of the same pixels (lib/similar), as a signed integer. */
+  phash: bigint;
 }
 
-/** Make a WebP thumbnail of frame 0 of `input`; rejects on unsupported, oversized or corrupt input. */
+/**
+ * Make a WebP thumbnail of frame 0 of `input`, and its perceptual hash from the same decoded
+ * pixels; rejects on unsupported, oversized or corrupt input.
+ */
 export async function makeThumbnail(
   input: Uint8Array,
   opts: ThumbnailOptions = {},
@@ -44,6 +50,22 @@ export async function makeThumbnail(
   if (sniffed.width * sniffed.height > maxPixels) {
     throw new UnsupportedImageError(`Image is too large: ${sniffed.width}x${sniffed.height}`);
   }
+  const pixels = await decodeThumbnailPixels(input, maxSide, maxPixels);
+  // The input is decoded once; the WebP and the hash are both made from its shrunk pixels.
+  const [webp, phash] = await Promise.all([
+    sharp(pixels.data, { raw: pixels }).webp({ quality: 80 }).toBuffer(),
+    perceptualHash(pixels),
+  ]);
+  // Copy out of Node's pooled Buffer so the result owns (and can transfer) its ArrayBuffer.
+  return { data: new Uint8Array(webp), width: pixels.width, height: pixels.height, phash };
+}
+
+/** Frame 0 of `input`, EXIF-oriented and shrunk to fit `maxSide`, as raw 8-bit pixels. */
+export async function decodeThumbnailPixels(
+  input: Uint8Array,
+  maxSide: number,
+  maxPixels: number,
+): Promise<RawPixels> {
   const { data, info } = await sharp(input, {
     // Still checked by libvips against the decoder's own header, which can differ from ours.
     limitInputPixels: maxPixels,
@@ -57,8 +79,12 @@ export async function makeThumbnail(
   })
     .autoOrient()
     .resize(maxSide, maxSide, { fit: "inside", withoutEnlargement: true })
-    .webp({ quality: 80 })
+    .raw({ depth: "uchar" })
     .toBuffer({ resolveWithObject: true });
-  // Copy out of Node's pooled Buffer so the result owns (and can transfer) its ArrayBuffer.
-  return { data: new Uint8Array(data), width: info.width, height: info.height };
+  return {
+    data: new Uint8Array(data.buffer, data.byteOffset, data.length),
+    width: info.width,
+    height: info.height,
+    channels: info.channels,
+  };
 }

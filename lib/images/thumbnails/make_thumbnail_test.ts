@@ -1,5 +1,6 @@
 import { deepEqual, equal, ok, rejects } from "node:assert/strict";
-import sharp, { type Sharp } from "sharp";
+import sharp, { type Sharp, type SharpOptions } from "sharp";
+import { hammingDistance } from "../../similar/phash.ts";
 import { UnsupportedImageError } from "../sniff.ts";
 import { makeThumbnail } from "./make_thumbnail.ts";
 
@@ -121,4 +122,45 @@ Deno.test("makeThumbnail() refuses an image over maxPixels", async () => {
   const png = await bytes(solid(300, 200).png());
   await rejects(makeThumbnail(png, { maxPixels: 59_999 }), /too large: 300x200/);
   equal((await makeThumbnail(png, { maxPixels: 60_000 })).width, 300);
+});
+
+/** A picture with structure in both directions, so a rotation changes its hash. */
+function structured(width: number, height: number) {
+  const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}">
+    <rect width="100%" height="100%" fill="#fff"/>
+    <rect x="0" y="0" width="${width / 3}" height="${height / 2}" fill="#123"/>
+    <circle cx="${width * 0.7}" cy="${height * 0.7}" r="${height / 5}" fill="#c42"/>
+    <rect x="${width / 2}" y="${height / 10}" width="${width / 8}" height="${
+    height / 4
+  }" fill="#4a4"/>
+  </svg>`;
+  return sharp(new TextEncoder().encode(svg));
+}
+
+Deno.test("makeThumbnail() hashes the EXIF-oriented pixels", async () => {
+  const upright = await bytes(structured(600, 400).rotate(90).jpeg());
+  // The same picture stored sideways, with the EXIF tag that turns it upright.
+  const tagged = await bytes(structured(600, 400).jpeg().withMetadata({ orientation: 6 }));
+  const sideways = await bytes(structured(600, 400).jpeg());
+  const [a, b, c] = await Promise.all([upright, tagged, sideways].map((x) => makeThumbnail(x)));
+  ok(hammingDistance(a.phash, b.phash) <= 4, `oriented: ${hammingDistance(a.phash, b.phash)}`);
+  ok(hammingDistance(a.phash, c.phash) > 16, `unoriented: ${hammingDistance(a.phash, c.phash)}`);
+});
+
+Deno.test("makeThumbnail() hashes frame 0 of an animated GIF", async () => {
+  const [w, h] = [300, 200];
+  const first = await structured(w, h).removeAlpha().raw().toBuffer();
+  const second = await structured(w, h).removeAlpha().flop().raw().toBuffer();
+  const gif = await bytes(
+    sharp(new Uint8Array([...first, ...second]), {
+      raw: { width: w, height: h * 2, channels: 3, pageHeight: h },
+    } as SharpOptions).gif(),
+  );
+  const [animated, still, flopped] = await Promise.all([
+    makeThumbnail(gif),
+    makeThumbnail(await bytes(structured(w, h).png())),
+    makeThumbnail(await bytes(structured(w, h).flop().png())),
+  ]);
+  ok(hammingDistance(animated.phash, still.phash) <= 6);
+  ok(hammingDistance(animated.phash, flopped.phash) > 16);
 });

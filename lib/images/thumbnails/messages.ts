@@ -34,6 +34,8 @@ export interface DoneResponse {
   data: Uint8Array;
   width: number;
   height: number;
+  /** The perceptual hash of the same pixels. */
+  phash: bigint;
 }
 
 /** A job the image itself made fail (corrupt, unsupported, too large); the worker lives on. */

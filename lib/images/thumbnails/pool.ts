@@ -190,7 +190,12 @@ export class ThumbnailPool {
       clearTimeout(slot.timer);
       slot.job = null;
       if (message.type === "done") {
-        job.resolve({ data: message.data, width: message.width, height: message.height });
+        job.resolve({
+          data: message.data,
+          width: message.width,
+          height: message.height,
+          phash: message.phash,
+        });
       } else {
         job.reject(new ThumbnailFailedError(message.message));
       }

@@ -8,6 +8,7 @@ import {
   ThumbnailWorkerError,
 } from "./pool.ts";
 import { TEST_CRASH, TEST_HANG } from "./messages.ts";
+import { makeThumbnail } from "./make_thumbnail.ts";
 
 const MAX_PIXELS = 40_000_000;
 
@@ -48,6 +49,14 @@ Deno.test("ThumbnailPool leaves the caller's bytes intact", async () => {
   const copy = input.slice();
   await pool.thumbnail(input.subarray(0));
   deepEqual(input, copy);
+});
+
+Deno.test("ThumbnailPool returns the worker's perceptual hash with the thumbnail", async () => {
+  using pool = await ThumbnailPool.start({ size: 1, maxPixels: MAX_PIXELS });
+  const input = await jpeg(300, 200);
+  const [pooled, direct] = await Promise.all([pool.thumbnail(input), makeThumbnail(input)]);
+  equal(typeof pooled.phash, "bigint");
+  equal(pooled.phash, direct.phash);
 });
 
 Deno.test("ThumbnailPool rejects at once when the queue is full", async () => {

@@ -1,0 +1,37 @@
+/**
+ * Perceptual hashes from decoded pixels, for the thumbnail worker: it hands over the raw,
+ * oriented (frame 0) pixels it decoded for the thumbnail, and libvips shrinks them to the tiny
+ * greyscale square the hash reads. Transparent areas count as white, as a board shows them.
+ */
+import sharp from "sharp";
+import { DCT_SIDE, dctHash, GRADIENT_SIZE, gradientHash } from "./phash.ts";
+
+/** Raw pixels as sharp describes them. */
+export interface RawPixels {
+  data: Uint8Array;
+  width: number;
+  height: number;
+  channels: 1 | 2 | 3 | 4;
+}
+
+async function greySquare(pixels: RawPixels, width: number, height: number): Promise<Uint8Array> {
+  const { data, width: w, height: h, channels } = pixels;
+  const grey = await sharp(data, { raw: { width: w, height: h, channels } })
+    .flatten({ background: "#ffffff" })
+    .greyscale()
+    .resize(width, height, { fit: "fill" })
+    .extractChannel(0)
+    .raw()
+    .toBuffer();
+  return new Uint8Array(grey);
+}
+
+/** The stored perceptual hash (DCT pHash) of these pixels. */
+export async function perceptualHash(pixels: RawPixels): Promise<bigint> {
+  return dctHash(await greySquare(pixels, DCT_SIDE, DCT_SIDE));
+}
+
+/** The gradient hash (dHash) of these pixels: measured against the pHash, not stored. */
+export async function gradientHashOf(pixels: RawPixels): Promise<bigint> {
+  return gradientHash(await greySquare(pixels, GRADIENT_SIZE.width, GRADIENT_SIZE.height));
+}

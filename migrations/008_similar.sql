@@ -1,0 +1,25 @@
+-- 008: perceptual hashes for near-duplicate search (issue 22).
+-- A 64-bit perceptual hash (lib/similar), null until the thumbnail worker or the backfill job
+-- computes it. Internal: the API shows distances, never hashes.
+alter table images add column phash bigint;
+
+-- Multi-index hashing: the hash is four 16-bit blocks, each with its own index. Two hashes within
+-- Hamming distance d have at least one block within floor(d / 4) of each other (pigeonhole), so a
+-- search probes each block index for the few values that close and checks the candidates'
+-- full distance (db/similar.ts). Partial: images without a hash cost the indexes nothing.
+create index images_phash_b0_idx on images (((phash >> 48) & 65535)) where phash is not null;
+create index images_phash_b1_idx on images (((phash >> 32) & 65535)) where phash is not null;
+create index images_phash_b2_idx on images (((phash >> 16) & 65535)) where phash is not null;
+create index images_phash_b3_idx on images ((phash & 65535)) where phash is not null;
+
+-- Near-duplicate pairs within the default distance, written when an image gets its hash, so that
+-- the "possible duplicates" view reads pairs instead of searching every image. a < b.
+create table similar_pairs (
+  a uuid not null references images (id) on delete cascade,
+  b uuid not null references images (id) on delete cascade,
+  distance smallint not null check (distance between 0 and 64),
+  primary key (a, b),
+  check (a < b)
+);
+
+create index similar_pairs_b_idx on similar_pairs (b);
