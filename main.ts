@@ -13,6 +13,7 @@ import { ThumbnailPool } from "./lib/images/thumbnails/pool.ts";
 import { startDeleteSweeper } from "./lib/deleter.ts";
 import { JobQueue } from "./lib/jobs/mod.ts";
 import { serveUntilSignal } from "./lib/http/mod.ts";
+import { phashBackfillKind } from "./lib/similar/backfill.ts";
 
 const SHUTDOWN_GRACE_MS = 25_000;
 
@@ -34,6 +35,7 @@ async function main() {
   if (await ensureAssets(dev)) log.info("client assets built", { dev });
   const app = createApp({ config, sql, store, log, thumbnails, jobs }, { dev });
   const stopSweeper = startDeleteSweeper(sql, store, log);
+  await jobs.work(phashBackfillKind({ sql, store, thumbnails, jobs, log }));
 
   serveUntilSignal({
     port: config.PORT,
