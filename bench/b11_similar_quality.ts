@@ -7,7 +7,7 @@
  */
 import sharp from "sharp";
 import { decodeThumbnailPixels } from "../lib/images/thumbnails/make_thumbnail.ts";
-import { gradientHashOf, perceptualHash } from "../lib/similar/pixels.ts";
+import { dctHashOf, gradientHashOf } from "../lib/similar/pixels.ts";
 import { hammingDistance } from "../lib/similar/phash.ts";
 import {
   type Hashes,
@@ -23,7 +23,7 @@ const count = Number(Deno.args[0] ?? 300);
 
 async function hashes(bytes: Uint8Array): Promise<Hashes> {
   const pixels = await decodeThumbnailPixels(bytes, 400, 50_000_000);
-  return { dct: await perceptualHash(pixels), gradient: await gradientHashOf(pixels) };
+  return { dct: await dctHashOf(pixels), gradient: await gradientHashOf(pixels) };
 }
 
 const started = performance.now();

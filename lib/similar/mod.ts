@@ -18,7 +18,7 @@ export { blockProbes, BLOCKS, MAX_DISTANCE } from "./probes.ts";
  * duplicates view pairs them. Chosen on the corpus of bench/b11_similar_quality.ts (figures in
  * bench/RESULTS.md).
  */
-export const DEFAULT_DISTANCE = 10;
+export const DEFAULT_DISTANCE = 8;
 
 /** Near-duplicates listed in an upload's response. */
 export const UPLOAD_SIMILAR_LIMIT = 5;

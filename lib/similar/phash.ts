@@ -3,8 +3,8 @@
  * `bigint` stores them). Two hashes are compared by their Hamming distance: the number of bits
  * that differ.
  *
- * `dctHash` is the one stored (the DCT pHash); `gradientHash` (dHash) is kept for the corpus
- * bench that chose between them (bench/b11_similar.ts, figures in bench/RESULTS.md).
+ * `gradientHash` (dHash) is the one stored; `dctHash` (the DCT pHash) is kept for the corpus
+ * bench that chose between them (bench/b11_similar_quality.ts, figures in bench/RESULTS.md).
  *
  * Both take greyscale pixels already shrunk by libvips (`HASH_INPUT`), so the arithmetic here
  * is a few thousand multiplications: well under a millisecond.

@@ -26,12 +26,22 @@ async function greySquare(pixels: RawPixels, width: number, height: number): Pro
   return new Uint8Array(grey);
 }
 
-/** The stored perceptual hash (DCT pHash) of these pixels. */
-export async function perceptualHash(pixels: RawPixels): Promise<bigint> {
-  return dctHash(await greySquare(pixels, DCT_SIDE, DCT_SIDE));
+/**
+ * The stored perceptual hash of these pixels: the gradient hash (dHash). Measured against the
+ * DCT pHash on the corpus of bench/b11_similar_quality.ts, it found more reposts at a smaller
+ * distance (98.3% at 8 bits against 95.8% at 10), which also makes the indexed search cheaper;
+ * figures in bench/RESULTS.md.
+ */
+export function perceptualHash(pixels: RawPixels): Promise<bigint> {
+  return gradientHashOf(pixels);
 }
 
-/** The gradient hash (dHash) of these pixels: measured against the pHash, not stored. */
+/** The gradient hash (dHash) of these pixels. */
 export async function gradientHashOf(pixels: RawPixels): Promise<bigint> {
   return gradientHash(await greySquare(pixels, GRADIENT_SIZE.width, GRADIENT_SIZE.height));
+}
+
+/** The DCT pHash of these pixels: measured against the dHash, not stored. */
+export async function dctHashOf(pixels: RawPixels): Promise<bigint> {
+  return dctHash(await greySquare(pixels, DCT_SIDE, DCT_SIDE));
 }
