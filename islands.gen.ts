@@ -2,18 +2,22 @@
 // The server imports this file, so it needs no filesystem scan to find the islands.
 import type { IslandComponent } from "./lib/islands/render.ts";
 import AuthNav from "./islands/AuthNav.tsx";
+import DuplicatePairs from "./islands/DuplicatePairs.tsx";
 import ImageControls from "./islands/ImageControls.tsx";
 import Library from "./islands/Library.tsx";
 import LoginForm from "./islands/LoginForm.tsx";
+import SimilarImages from "./islands/SimilarImages.tsx";
 import TagBrowser from "./islands/TagBrowser.tsx";
 import Uploader from "./islands/Uploader.tsx";
 
 /** Every island component, by name. */
 export const islands: Record<string, IslandComponent> = {
   AuthNav,
+  DuplicatePairs,
   ImageControls,
   Library,
   LoginForm,
+  SimilarImages,
   TagBrowser,
   Uploader,
 };

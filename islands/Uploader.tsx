@@ -1,4 +1,5 @@
 import { useEffect, useRef, useState } from "preact/hooks";
+import { LooksLike } from "../components/LooksLike.tsx";
 import { TagInput } from "../components/TagInput.tsx";
 import { readToken, uploadImage, type UploadResult } from "../lib/api_client.ts";
 import { formatBytes, loginHref, parseTagList } from "../lib/ui.ts";
@@ -14,6 +15,10 @@ interface Item {
   state: "queued" | "uploading" | "done" | "failed";
   message?: string;
   shortId?: string;
+  /** Near-duplicates were found (issue 22): the row offers "Looks like". */
+  similar?: boolean;
+  /** Where the row links once a near-duplicate was resolved (null: nowhere). */
+  resolved?: { href: string | null };
 }
 
 /** The words for an upload outcome, from the status and the error body. */
@@ -65,7 +70,8 @@ export default function Uploader() {
       update(job.key, { state: "uploading" });
       uploadImage(job.file, job.tags, (p) => update(job.key, { progress: p })).then((res) => {
         const id = typeof res.body?.short_id === "string" ? res.body.short_id : undefined;
-        update(job.key, { ...describeUpload(res), progress: 1, shortId: id });
+        const similar = Array.isArray(res.body?.similar) && res.body.similar.length > 0;
+        update(job.key, { ...describeUpload(res), progress: 1, shortId: id, similar });
         running.current--;
         pump();
       });
@@ -136,13 +142,25 @@ export default function Uploader() {
                 : it.state === "uploading"
                 ? "Uploading…"
                 : it.message}
-              {it.shortId && (
+              {it.shortId && !it.resolved && (
                 <>
                   {" "}
                   <a href={`/i/${it.shortId}`}>View</a>
                 </>
               )}
+              {it.resolved?.href && (
+                <>
+                  {" "}
+                  <a href={it.resolved.href}>View</a>
+                </>
+              )}
             </span>
+            {it.similar && it.shortId && !it.resolved && (
+              <LooksLike
+                shortId={it.shortId}
+                onResolved={(message, href) => update(it.key, { message, resolved: { href } })}
+              />
+            )}
           </li>
         ))}
       </ul>

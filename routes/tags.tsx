@@ -1,4 +1,5 @@
 import { HTTPException } from "hono/http-exception";
+import DuplicatePairs from "../islands/DuplicatePairs.tsx";
 import TagBrowser from "../islands/TagBrowser.tsx";
 import { MAX_TAG_QUERY_LENGTH } from "../lib/tag_names.ts";
 import type { PageHandler } from "./_app.tsx";
@@ -22,6 +23,7 @@ export const handler: PageHandler = async (c, { read, render }) => {
     <>
       <h1>Tags</h1>
       <TagBrowser initial={tags} q={q} offset={offset} pageSize={PAGE_SIZE} />
+      <DuplicatePairs />
     </>,
     { title: "Tags" },
   );

@@ -1,4 +1,5 @@
 import ImageControls from "../../islands/ImageControls.tsx";
+import SimilarImages from "../../islands/SimilarImages.tsx";
 import { altText, formatBytes, formatDate, formatType } from "../../lib/ui.ts";
 import type { PageHandler } from "../_app.tsx";
 import { notFoundPage } from "../_404.tsx";
@@ -35,6 +36,7 @@ export const handler: PageHandler = async (c, ctx) => {
         </dl>
         <ImageControls image={image} />
       </div>
+      <SimilarImages shortId={image.short_id} />
     </article>,
     { title: alt === "Untagged image" ? `Image ${image.short_id}` : alt },
   );

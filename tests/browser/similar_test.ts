@@ -1,0 +1,156 @@
+/**
+ * The near-duplicate UI (issue 22) in chromium against the real service: "Looks like" after an
+ * upload with its one-click delete and merge, "Similar images" on the detail page, and the
+ * "possible duplicates" view of the tags page.
+ */
+import assert from "node:assert/strict";
+import { Buffer } from "node:buffer";
+import type { Page } from "playwright-core";
+import { ThumbnailPool } from "../../lib/images/thumbnails/pool.ts";
+import { startService } from "../_harness/app.ts";
+import { authHeader, randomTag, upload } from "../_harness/images.ts";
+import { makeSources, makeVariants } from "../_harness/similar_corpus.ts";
+import { collectErrors, launchBrowser, serve } from "./_browser.ts";
+
+const ROOT = new URL("../../", import.meta.url);
+try {
+  Deno.statSync(new URL("_build/manifest.json", ROOT));
+} catch {
+  await (await import("../../lib/islands/build.ts")).buildAssets({ writeGen: false });
+}
+
+const pool = await ThumbnailPool.start({ size: 1, maxPixels: 50_000_000 });
+const svc = await startService({ thumbnails: pool });
+const server = serve(svc.app.fetch);
+const browser = await launchBrowser();
+const auth = await authHeader(svc.app);
+const TOKEN = auth.authorization.slice("Bearer ".length);
+Deno.test.afterAll(async () => {
+  try {
+    await browser.close();
+  } finally {
+    await server.close();
+    await svc.close();
+    pool.close();
+  }
+});
+addEventListener("unload", () => void browser.close().catch(() => {}));
+
+const [photo, drawing] = await makeSources(2, 31);
+const reposts = await makeVariants(photo);
+const variant = (name: string) => reposts.find((v) => v.name.startsWith(name))!.bytes;
+
+async function seed(bytes: Uint8Array, tags: string[] = []): Promise<string> {
+  const res = await upload(svc.app, auth, bytes, tags);
+  assert.ok(res.status === 201 || res.status === 200, await res.clone().text());
+  return (await res.json()).short_id;
+}
+
+async function page(signedIn: boolean): Promise<Page> {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  if (signedIn) {
+    await context.addInitScript((token) => localStorage.setItem("imageboard.token", token), TOKEN);
+  }
+  return await context.newPage();
+}
+
+async function imageTags(id: string): Promise<string[]> {
+  const res = await svc.app.request(`/api/v1/images/${id}`);
+  return res.status === 200 ? (await res.json()).tags.map((t: { name: string }) => t.name) : [];
+}
+
+Deno.test("after an upload, 'Looks like' shows the near-duplicate and merges the tags in one click", async () => {
+  const oldTag = randomTag("old");
+  const original = await seed(photo.bytes, [oldTag]);
+  const p = await page(true);
+  const errors = collectErrors(p);
+  await p.goto(`${server.url}/upload`);
+  const newTag = randomTag("new");
+  await p.locator("#upload-tags").fill(newTag);
+  await p.locator("input[type=file]").setInputFiles([
+    { name: "repost.jpg", mimeType: "image/jpeg", buffer: Buffer.from(variant("jpeg q30")) },
+  ]);
+  const row = p.locator(".uploads li").first();
+  await row.locator(".looks-like").waitFor();
+  assert.match(await row.locator(".looks-like").innerText(), /Looks like/);
+  const thumb = row.locator(`.looks-like a[href="/i/${original}"] img`);
+  await thumb.waitFor();
+  assert.ok(await thumb.evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth > 0));
+  await p.screenshot({ path: new URL("tests/artifacts/similar_upload.png", ROOT).pathname });
+  await row.getByRole("button", { name: "Merge tags into this" }).click();
+  await row.getByText(`Tags merged into ${original}`).waitFor();
+  assert.deepEqual((await imageTags(original)).sort(), [newTag, oldTag].sort());
+  assert.equal(await row.locator(".looks-like").count(), 0);
+  assert.deepEqual(errors, []);
+  await p.context().close();
+});
+
+Deno.test("'Delete the new one' removes the fresh upload", async () => {
+  await seed(variant("png"));
+  const p = await page(true);
+  await p.goto(`${server.url}/upload`);
+  await p.locator("input[type=file]").setInputFiles([
+    { name: "again.webp", mimeType: "image/webp", buffer: Buffer.from(variant("webp")) },
+  ]);
+  const row = p.locator(".uploads li").first();
+  await row.locator(".looks-like").waitFor();
+  const href = await row.locator("a", { hasText: "View" }).getAttribute("href");
+  await row.getByRole("button", { name: "Delete the new one" }).click();
+  await row.getByText("Deleted the new copy").waitFor();
+  const res = await svc.app.request(`/api/v1/images/${href!.slice("/i/".length)}`);
+  assert.equal(res.status, 404);
+  await p.context().close();
+});
+
+Deno.test("an upload with no near-duplicate shows no 'Looks like'", async () => {
+  const p = await page(true);
+  await p.goto(`${server.url}/upload`);
+  await p.locator("input[type=file]").setInputFiles([
+    { name: "drawing.png", mimeType: "image/png", buffer: Buffer.from(drawing.bytes) },
+  ]);
+  const row = p.locator(".uploads li").first();
+  await row.getByText("Uploaded").waitFor();
+  assert.equal(await row.locator(".looks-like").count(), 0);
+  await p.context().close();
+});
+
+Deno.test("the detail page lists 'Similar images' for anyone", async () => {
+  const a = await seed(variant("brightness +10%"));
+  const p = await page(false);
+  const errors = collectErrors(p);
+  await p.goto(`${server.url}/i/${a}`);
+  const section = p.locator("section.similar");
+  await section.waitFor();
+  assert.equal(await section.locator("h2").innerText(), "Similar images");
+  const links = await section.locator("a").evaluateAll((as) =>
+    as.map((a) => a.getAttribute("href"))
+  );
+  assert.ok(links.length >= 1);
+  assert.ok(!links.includes(`/i/${a}`), "never the image itself");
+  await p.screenshot({ path: new URL("tests/artifacts/similar_detail.png", ROOT).pathname });
+  assert.deepEqual(errors, []);
+  await p.context().close();
+});
+
+Deno.test("the tags page's 'Possible duplicates' view lists pairs and keeps one with a click", async () => {
+  const shared = randomTag("pair");
+  const a = await seed(variant("brightness -10%"), [shared]);
+  const b = await seed(variant("crop"), [shared]);
+  const p = await page(true);
+  const errors = collectErrors(p);
+  await p.goto(`${server.url}/tags`);
+  await p.getByRole("button", { name: "Show possible duplicates" }).click();
+  const first = p.locator("section.duplicates li").first();
+  await first.waitFor();
+  const ids = await first.locator("a").evaluateAll((as) => as.map((a) => a.getAttribute("href")));
+  assert.deepEqual([...ids].sort(), [`/i/${a}`, `/i/${b}`].sort(), "most shared tags first");
+  assert.match(await first.innerText(), /1 shared tag/);
+  await p.screenshot({ path: new URL("tests/artifacts/similar_pairs.png", ROOT).pathname });
+  await first.getByRole("button", { name: "Keep this, merge the other" }).first().click();
+  await p.getByText(/^Merged /).waitFor();
+  const kept = ids[0]!.slice(3), dropped = ids[1]!.slice(3);
+  assert.equal((await svc.app.request(`/api/v1/images/${dropped}`)).status, 404);
+  assert.deepEqual(await imageTags(kept), [shared]);
+  assert.deepEqual(errors, []);
+  await p.context().close();
+});
