@@ -17,6 +17,7 @@ const BENCHES: [string, string][] = [
   ["b6", "bench/b6_library_page.ts"],
   ["b7", "bench/b7_cold_start.ts"],
   ["b8", "bench/b8_upload_rate.ts"],
+  ["b11", "bench/b11_similar.ts"],
 ];
 /** No benchmark may run longer than this (the whole run stays under 15 minutes). */
 const BENCH_TIMEOUT_MS = 4 * 60_000;

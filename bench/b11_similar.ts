@@ -1,0 +1,126 @@
+/**
+ * B11: near-duplicate search at 1,000,000 images. The API's database work for
+ * `GET /images/{id}/similar` (db/similar.ts `listSimilarImages`: the image's hash, the
+ * multi-index-hashing search, the rows) at the default distance and at the cap, each query a
+ * different image and nothing cached by the service (PostgreSQL's buffers are warm, as in
+ * production); beside it, the same search as a full `bit_count` scan.
+ *
+ * The data: kept database `bench_similar_1m` (seeded on first run, about a minute): 1M images
+ * whose hashes are 90% uniformly random and 10% in 1,000 clusters of 100 near-duplicates
+ * (0-5 bits from their template), the dense buckets reposted memes make; plus a repost (1 bit
+ * off) of every 50th image.
+ */
+import postgres from "postgres";
+import { migrate } from "../db/migrate.ts";
+import { createSql } from "../db/client.ts";
+import { listSimilarImages, scanSimilarByHash } from "../db/similar.ts";
+import { FsStore } from "../lib/storage/fs.ts";
+import { DEFAULT_DISTANCE, MAX_DISTANCE } from "../lib/similar/mod.ts";
+import { benchMain, databaseUrl, ms, percentile, type Row, withAdmin, x } from "./_lib.ts";
+
+const DB = "bench_similar_1m";
+const IMAGES = 1_000_000;
+const QUERIES = 1000;
+const SCANS = 20;
+
+async function seed(): Promise<number> {
+  const started = performance.now();
+  const exists = await withAdmin(async (sql) =>
+    (await sql`select 1 from pg_database where datname = ${DB}`).length > 0
+  );
+  if (!exists) await withAdmin((sql) => sql.unsafe(`create database ${DB}`));
+  const sql = postgres(databaseUrl(DB), { max: 1, onnotice: () => {} });
+  try {
+    const dir = await Deno.makeTempDir();
+    await migrate(sql, new FsStore(dir));
+    const [{ n }] = await sql`select count(*)::int as n from images`;
+    if (n >= IMAGES) return 0;
+    await sql`truncate images cascade`;
+    // md5 gives 64 pseudo-random bits per number; templates are numbers above 10M.
+    await sql.unsafe(`
+      insert into images (short_id, hash, content_type, size_bytes, width, height, phash)
+      select lpad(to_hex(n), 8, '0'), md5(n::text), 'image/jpeg', 1000, 100, 100,
+        case when n % 10 = 0 then
+          ('x' || substr(md5((10000000 + (n / 10) % 1000)::text), 1, 16))::bit(64)::bigint
+            # (case when (n / 10) % 11 > 0 then 1::bigint << ((n * 7) % 63) else 0 end)
+            # (case when (n / 10) % 11 > 2 then 1::bigint << ((n * 13) % 63) else 0 end)
+            # (case when (n / 10) % 11 > 4 then 1::bigint << ((n * 17) % 63) else 0 end)
+            # (case when (n / 10) % 11 > 6 then 1::bigint << ((n * 29) % 63) else 0 end)
+            # (case when (n / 10) % 11 > 8 then 1::bigint << ((n * 31) % 63) else 0 end)
+        when n % 50 = 1 and n > 1 then
+          ('x' || substr(md5((n - 1)::text), 1, 16))::bit(64)::bigint # (1::bigint << (n % 63))
+        else ('x' || substr(md5(n::text), 1, 16))::bit(64)::bigint end
+      from generate_series(1, ${IMAGES}) n`);
+    await sql`analyze images`;
+    return (performance.now() - started) / 1000;
+  } finally {
+    await sql.end();
+  }
+}
+
+async function timed<T>(fn: () => Promise<T>): Promise<[number, T]> {
+  const t0 = performance.now();
+  const out = await fn();
+  return [performance.now() - t0, out];
+}
+
+benchMain("b11", "Near-duplicate search at 1M images (issue 22)", async (notes) => {
+  const seeded = await seed();
+  if (seeded) notes.push(`seeded ${DB} in ${seeded.toFixed(0)} s`);
+  // The service's own pool settings (statement timeout and all).
+  const sql = createSql(databaseUrl(DB));
+  try {
+    const ids = (await sql<{ short_id: string }[]>`
+      select short_id from images tablesample system (1) limit ${QUERIES * 2}`).map((r) =>
+      r.short_id
+    );
+    // Warm the indexes' upper pages, as a running service has them.
+    for (const id of ids.slice(0, 50)) await listSimilarImages(sql, id, DEFAULT_DISTANCE, 20);
+    const rows: Row[] = [];
+    const found: number[] = [];
+    const indexed: Record<number, number[]> = {};
+    for (const distance of [DEFAULT_DISTANCE, MAX_DISTANCE]) {
+      indexed[distance] = [];
+      for (const id of ids.slice(50, 50 + QUERIES)) {
+        const [t, hits] = await timed(() => listSimilarImages(sql, id, distance, 20));
+        indexed[distance].push(t);
+        if (distance === DEFAULT_DISTANCE) found.push(hits!.length);
+      }
+    }
+    const scans: number[] = [];
+    for (const id of ids.slice(0, SCANS)) {
+      const [{ id: uuid, phash }] =
+        await sql`select id, phash::text from images where short_id = ${id}`;
+      const [t] = await timed(() =>
+        scanSimilarByHash(sql, BigInt(phash), {
+          excludeId: uuid,
+          distance: DEFAULT_DISTANCE,
+          limit: 20,
+        })
+      );
+      scans.push(t);
+    }
+    const scanP99 = percentile(scans, 99);
+    for (const distance of [DEFAULT_DISTANCE, MAX_DISTANCE]) {
+      const p50 = percentile(indexed[distance], 50), p99 = percentile(indexed[distance], 99);
+      rows.push({
+        metric: `similar, distance ${distance}, ${QUERIES} images: p50 ${ms(p50)}`,
+        value: `p99 ${ms(p99)}`,
+        baseline: `full scan p99 ${ms(scanP99)} (p50 ${ms(percentile(scans, 50))}, ${SCANS} runs)`,
+        ratio: x(p99 / scanP99),
+        target: distance === DEFAULT_DISTANCE ? "p99 < 20 ms" : "-",
+        met: distance === DEFAULT_DISTANCE ? p99 < 20 : null,
+      });
+    }
+    const withHits = found.filter((n) => n > 0).length;
+    notes.push(
+      `${withHits} of ${QUERIES} queried images had near-duplicates at distance ` +
+        `${DEFAULT_DISTANCE} (mean ${
+          (found.reduce((a, b) => a + b, 0) / QUERIES).toFixed(2)
+        } found)`,
+    );
+    return rows;
+  } finally {
+    await sql.end({ timeout: 2 });
+  }
+});
