@@ -29,7 +29,8 @@ async function seed(): Promise<number> {
     (await sql`select 1 from pg_database where datname = ${DB}`).length > 0
   );
   if (!exists) await withAdmin((sql) => sql.unsafe(`create database ${DB}`));
-  const sql = postgres(databaseUrl(DB), { max: 1, onnotice: () => {} });
+  // Two connections: migrate() holds one for its advisory lock.
+  const sql = postgres(databaseUrl(DB), { max: 2, onnotice: () => {} });
   try {
     const dir = await Deno.makeTempDir();
     await migrate(sql, new FsStore(dir));
