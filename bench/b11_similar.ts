@@ -82,7 +82,9 @@ benchMain("b11", "Near-duplicate search at 1M images (issue 22)", async (notes) 
     const indexed: Record<number, number[]> = {};
     for (const distance of [DEFAULT_DISTANCE, MAX_DISTANCE]) {
       indexed[distance] = [];
-      for (const id of ids.slice(50, 50 + QUERIES)) {
+      // The cap is a diagnostic: fewer queries.
+      const n = distance === DEFAULT_DISTANCE ? QUERIES : QUERIES / 5;
+      for (const id of ids.slice(50, 50 + n)) {
         const [t, hits] = await timed(() => listSimilarImages(sql, id, distance, 20));
         indexed[distance].push(t);
         if (distance === DEFAULT_DISTANCE) found.push(hits!.length);
@@ -105,7 +107,7 @@ benchMain("b11", "Near-duplicate search at 1M images (issue 22)", async (notes) 
     for (const distance of [DEFAULT_DISTANCE, MAX_DISTANCE]) {
       const p50 = percentile(indexed[distance], 50), p99 = percentile(indexed[distance], 99);
       rows.push({
-        metric: `similar, distance ${distance}, ${QUERIES} images: p50 ${ms(p50)}`,
+        metric: `similar, distance ${distance}, ${indexed[distance].length} images: p50 ${ms(p50)}`,
         value: `p99 ${ms(p99)}`,
         baseline: `full scan p99 ${ms(scanP99)} (p50 ${ms(percentile(scans, 50))}, ${SCANS} runs)`,
         ratio: x(p99 / scanP99),

@@ -34,6 +34,8 @@ function searchQuery(
   excludeId: string | null,
   distance: number,
   limit: number,
+  /** Select the images' rows and tags (ImageWithTags) instead of their ID, short ID and seq. */
+  rows = false,
 ) {
   const [b0, b1, b2, b3] = blockProbes(phash, distance);
   const h = phash.toString();
@@ -42,7 +44,8 @@ function searchQuery(
   // `= any(array(...))`: the few matches are read by primary key. Joined instead, PostgreSQL
   // (which cannot estimate the distance filter) hashed the whole table (0.7-1 s at 1M rows).
   return sql<(SimilarHit & { seq: string })[]>`
-    select i.id, i.short_id, bit_count((i.phash # ${h}::bigint)::bit(64))::int as distance, i.seq
+    select ${rows ? sql`${COLUMNS(sql)}, ${TAGS(sql)}` : sql`i.id, i.short_id, i.seq`},
+      bit_count((i.phash # ${h}::bigint)::bit(64))::int as distance
     from images i
     where i.id = any(array(
       select i.id from images i where ((i.phash >> 48) & 65535) = any(${b0}::bigint[]) and ${near}
@@ -111,22 +114,11 @@ export async function listSimilarImages(
   const self = await getImageHash(sql, shortId);
   if (!self) return null;
   if (self.phash === null) return [];
-  const hits = await findSimilarByHash(sql, self.phash, { excludeId: self.id, distance, limit });
-  return await withRows(sql, hits);
-}
-
-async function withRows(sql: Sql, hits: SimilarHit[]) {
-  if (hits.length === 0) return [];
-  const rows = await sql<ImageWithTags[]>`
-    select ${COLUMNS(sql)}, ${TAGS(sql)} from images i where i.id = any(${
-    hits.map((h) => h.id)
-  }::uuid[])`;
-  const byId = new Map(rows.map((r) => [r.id, r]));
-  // A hit deleted between the two reads is left out.
-  return hits.filter((h) => byId.has(h.id)).map((h) => ({
-    image: byId.get(h.id)!,
-    distance: h.distance,
-  }));
+  // The matches' rows and tags come with the search: one round trip.
+  const rows = await searchQuery(sql, self.phash, self.id, distance, limit, true) as unknown as (
+    ImageWithTags & { distance: number }
+  )[];
+  return rows.map(({ distance, ...image }) => ({ image, distance }));
 }
 
 /**
