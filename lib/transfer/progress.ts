@@ -114,7 +114,7 @@ export class Progress {
   readonly counts = new Map<Outcome, number>();
   readonly listed = new Map<Outcome, string[]>();
   #lastDraw = 0;
-  #nextPlain = 0;
+  #lastPlain = 0;
 
   constructor(readonly sink: ProgressSink, readonly noun = "files", now = performance.now()) {
     this.state = {
@@ -165,10 +165,10 @@ export class Progress {
       this.sink.bar(renderBar(s, now, 24, this.noun));
       return;
     }
-    if (s.files === null || s.files === 0) return;
+    if (s.files === null || s.files === 0 || s.doneFiles === this.#lastPlain) return;
     const step = Math.max(1, Math.ceil(s.files / 10));
-    if (s.doneFiles >= this.#nextPlain + step || s.doneFiles === s.files) {
-      this.#nextPlain = s.doneFiles - (s.doneFiles % step);
+    if (s.doneFiles >= this.#lastPlain + step || s.doneFiles === s.files) {
+      this.#lastPlain = s.doneFiles;
       this.sink.out(`progress ${progressFigures(s, now, this.noun)}`);
     }
   }
