@@ -24,7 +24,8 @@ const slashed = (p: string) => p.split(sep).join("/");
 export function sidecarOf(name: string, names: ReadonlySet<string>): string | null {
   if (names.has(`${name}.txt`)) return `${name}.txt`;
   const dot = name.lastIndexOf(".");
-  if (dot > 0 && names.has(`${name.slice(0, dot)}.txt`)) return `${name.slice(0, dot)}.txt`;
+  const short = `${name.slice(0, dot)}.txt`;
+  if (dot > 0 && short !== name && names.has(short)) return short;
   return null;
 }
 
@@ -34,7 +35,7 @@ function sidecarsAmong(files: string[]): Set<string> {
   const out = new Set<string>();
   for (const name of files) {
     const sidecar = sidecarOf(name, names);
-    if (sidecar && sidecar !== name) out.add(sidecar);
+    if (sidecar) out.add(sidecar);
   }
   return out;
 }

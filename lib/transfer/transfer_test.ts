@@ -1,0 +1,215 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { BoardApiError, BoardClient, retryAfterMs } from "./client.ts";
+import { forEachConcurrent } from "./concurrent.ts";
+import { readLines, readLinesBackward } from "./lines.ts";
+import { MAX_LISTED, Progress, type ProgressSink, renderBar } from "./progress.ts";
+import { sidecarOf, sidecarTags, walkFolder } from "./walk.ts";
+
+/** A fixture server answering each request with the next of `answers` (the last one repeats). */
+function fixture(answers: (() => Response)[]) {
+  let n = 0;
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (req) => {
+    await req.body?.cancel();
+    return answers[Math.min(n++, answers.length - 1)]();
+  });
+  return {
+    url: `http://127.0.0.1:${server.addr.port}`,
+    requests: () => n,
+    close: () => server.shutdown(),
+  };
+}
+
+Deno.test("BoardClient retries 503 and 429, honouring Retry-After, then succeeds", async () => {
+  const srv = fixture([
+    () => new Response("{}", { status: 503, headers: { "retry-after": "3" } }),
+    () => new Response("{}", { status: 429, headers: { "retry-after": "7" } }),
+    () => new Response("{}", { status: 503 }),
+    () => Response.json({ ok: true }),
+  ]);
+  const waits: number[] = [];
+  try {
+    const client = new BoardClient({
+      url: srv.url,
+      sleep: (ms) => (waits.push(ms), Promise.resolve()),
+      retry: { baseMs: 400 },
+    });
+    const body = await client.json<{ ok: boolean }>("/api/v1/x");
+    assert.deepEqual(body, { ok: true });
+    assert.equal(srv.requests(), 4);
+    assert.deepEqual(waits.slice(0, 2), [3000, 7000]);
+    // Without Retry-After: exponential back-off with jitter (third retry: 400 * 2^2, halved at most).
+    assert.ok(waits[2] >= 800 && waits[2] <= 1600, String(waits[2]));
+  } finally {
+    await srv.close();
+  }
+});
+
+Deno.test("BoardClient's waits are capped and its attempts bounded; 4xx is not retried", async () => {
+  const srv = fixture([
+    () => new Response("{}", { status: 503, headers: { "retry-after": "86400" } }),
+  ]);
+  const waits: number[] = [];
+  try {
+    const client = new BoardClient({
+      url: srv.url,
+      sleep: (ms) => (waits.push(ms), Promise.resolve()),
+      retry: { attempts: 3, maxWaitMs: 60_000 },
+    });
+    await assert.rejects(
+      client.request("/x"),
+      (e) => e instanceof BoardApiError && e.status === 503,
+    );
+    assert.equal(srv.requests(), 3);
+    assert.deepEqual(waits, [60_000, 60_000]);
+  } finally {
+    await srv.close();
+  }
+  const bad = fixture([
+    () => Response.json({ code: "short_id_taken", detail: "Taken" }, { status: 409 }),
+  ]);
+  try {
+    const client = new BoardClient({ url: bad.url, sleep: () => Promise.resolve() });
+    await assert.rejects(
+      client.request("/x"),
+      (e) =>
+        e instanceof BoardApiError && e.code === "short_id_taken" &&
+        e.message === "Taken (HTTP 409)",
+    );
+    assert.equal(bad.requests(), 1);
+  } finally {
+    await bad.close();
+  }
+});
+
+Deno.test("retryAfterMs reads seconds and HTTP dates", () => {
+  assert.equal(retryAfterMs("5"), 5000);
+  const now = Date.parse("2026-11-24T00:00:00Z");
+  assert.equal(retryAfterMs("Tue, 24 Nov 2026 00:00:10 GMT", now), 10_000);
+  assert.equal(retryAfterMs("soon"), null);
+  assert.equal(retryAfterMs(null), null);
+});
+
+/** A sink that records what it is given. */
+function recorder(tty: boolean) {
+  const lines: string[] = [];
+  const bars: string[] = [];
+  const sink: ProgressSink = { tty, out: (l) => lines.push(l), bar: (b) => bars.push(b) };
+  return { sink, lines, bars };
+}
+
+Deno.test("off a terminal: a line per file, a progress line per tenth, a summary with paths", () => {
+  const { sink, lines, bars } = recorder(false);
+  const p = new Progress(sink, "files", 0);
+  p.setTotals(20, 2000);
+  for (let i = 0; i < 20; i++) {
+    p.record(i === 3 ? "failed" : "created", `f${i}`, `created f${i}`, 100, { failed: i === 3 });
+  }
+  assert.equal(bars.length, 0);
+  assert.equal(lines.filter((l) => l.startsWith("created ")).length, 20);
+  const progress = lines.filter((l) => l.startsWith("progress "));
+  assert.equal(progress.length, 10);
+  assert.match(
+    progress[0],
+    /^progress 2\/20 files · 200 B\/2\.0 kB · [\d.]+ files\/s · ETA \d+s · 0 failed$/,
+  );
+  assert.match(progress.at(-1)!, /^progress 20\/20 files · 2\.0 kB\/2\.0 kB · .* · 1 failed$/);
+  const summary = p.summary([["created", "created"], ["failed", "failed"]]);
+  assert.match(summary[0], /^Summary: 19 created, 1 failed in /);
+  assert.deepEqual(summary.slice(-2), ["failed (1):", "  f3"]);
+});
+
+Deno.test("on a terminal: a bar, and only loud lines printed; the summary caps its lists", () => {
+  const { sink, lines, bars } = recorder(true);
+  const p = new Progress(sink, "files", 0);
+  p.setTotals(MAX_LISTED + 5, 0);
+  for (let i = 0; i < MAX_LISTED + 5; i++) p.record("created", `f${i}`, `created f${i}`, 0);
+  p.record("failed", "bad", "failed bad: reason", 0, { loud: true, failed: true });
+  assert.deepEqual(lines, ["failed bad: reason"]);
+  assert.ok(bars.length >= 1);
+  const summary = p.summary([["created", "created"]]);
+  assert.equal(summary.at(-1), "  ... and 5 more");
+  assert.equal(summary.length, 1 + 1 + MAX_LISTED + 1);
+});
+
+Deno.test("renderBar shows the fraction, the figures and the ETA", () => {
+  const bar = renderBar(
+    { files: 100, bytes: 10_000_000, doneFiles: 25, doneBytes: 2_500_000, failed: 2, startedMs: 0 },
+    10_000,
+    20,
+  );
+  assert.equal(
+    bar,
+    "[#####---------------]  25% 25/100 files · 2.5 MB/10 MB · 2.5 files/s · ETA 30s · 2 failed",
+  );
+});
+
+Deno.test("readLinesBackward gives the lines last to first across blocks and UTF-8 characters", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const lines = Array.from({ length: 400 }, (_, i) => `${i} ${"é😀x".repeat(100 + (i % 50))}`);
+    const path = join(dir, "m.jsonl");
+    await Deno.writeTextFile(path, lines.join("\n") + "\n\n");
+    const back: string[] = [];
+    for await (const l of readLinesBackward(path)) back.push(l);
+    assert.deepEqual(back, [...lines].reverse());
+    const fwd: string[] = [];
+    for await (const l of readLines(path)) fwd.push(l);
+    assert.deepEqual(fwd, lines);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("sidecars: x.gif.txt before x.txt; tags split at commas and newlines", async () => {
+  assert.equal(sidecarOf("x.gif", new Set(["x.gif", "x.gif.txt", "x.txt"])), "x.gif.txt");
+  assert.equal(sidecarOf("x.gif", new Set(["x.gif", "x.txt"])), "x.txt");
+  assert.equal(sidecarOf("x.gif", new Set(["x.gif"])), null);
+  assert.deepEqual(sidecarTags("a, b\r\nc\n\n, d e"), ["a", "b", "c", "d e"]);
+  const dir = await Deno.makeTempDir();
+  try {
+    for (const f of ["b/x.png", "b/x.txt", "a.png", "a.png.txt", "lone.txt", "b/c/y.gif"]) {
+      await Deno.mkdir(join(dir, f, ".."), { recursive: true });
+      await Deno.writeTextFile(join(dir, f), "");
+    }
+    const seen: string[] = [];
+    for await (const e of walkFolder(dir)) {
+      seen.push(
+        e.kind === "file" ? `${e.rel} [${e.folders}] ${e.sidecar ? "+sidecar" : ""}` : e.rel,
+      );
+    }
+    assert.deepEqual(seen, [
+      "a.png [] +sidecar",
+      "lone.txt [] ",
+      "b/x.png [b] +sidecar",
+      "b/c/y.gif [b,c] ",
+    ]);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("forEachConcurrent keeps at most `concurrency` items in flight and pulls lazily", async () => {
+  let pulled = 0;
+  async function* items() {
+    for (let i = 0; i < 50; i++) {
+      pulled++;
+      yield i;
+    }
+  }
+  let inFlight = 0;
+  let most = 0;
+  let maxAhead = 0;
+  let done = 0;
+  await forEachConcurrent(items(), 3, async () => {
+    inFlight++;
+    most = Math.max(most, inFlight);
+    maxAhead = Math.max(maxAhead, pulled - done);
+    await new Promise((r) => setTimeout(r, 1));
+    inFlight--;
+    done++;
+  });
+  assert.equal(done, 50);
+  assert.equal(most, 3);
+  assert.ok(maxAhead <= 3, String(maxAhead));
+});
