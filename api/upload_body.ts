@@ -61,7 +61,9 @@ export function restoreFields(
         "created_at: must be a date-time with a time zone, e.g. 2026-11-23T12:34:56.789Z",
       );
     }
-    if (createdAt.getTime() > now) throw new HttpError(422, "created_at: must not be in the future");
+    if (createdAt.getTime() > now) {
+      throw new HttpError(422, "created_at: must not be in the future");
+    }
   }
   return { shortId, createdAt };
 }

@@ -243,7 +243,8 @@ export async function insertImage(
       tx`insert into images (short_id, hash, content_type, size_bytes, width, height, thumbnail_key,
                              created_at)
         values (${img.shortId}, ${img.hash}, ${img.contentType}, ${img.sizeBytes}, ${img.width},
-                ${img.height}, ${img.thumbnailKey}, coalesce(${img.createdAt ?? null}::timestamptz, now()))
+                ${img.height}, ${img.thumbnailKey},
+                coalesce(${img.createdAt ?? null}::timestamptz, now()))
         on conflict (hash) do nothing`,
       ...linkTagStatements(tx, tx`i.short_id = ${img.shortId}`, tagNames),
     ];
