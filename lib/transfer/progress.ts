@@ -86,9 +86,12 @@ export interface ProgressSink {
 
 const encoder = new TextEncoder();
 
-/** The process's own sink; the bar goes to stderr when it is a terminal. */
+/**
+ * The process's own sink: the bar (on stderr) when both outputs are a terminal; plain lines
+ * when either is redirected (`deno task import x > import.log` keeps every line).
+ */
 export function consoleSink(): ProgressSink {
-  const tty = Deno.stderr.isTerminal();
+  const tty = Deno.stdout.isTerminal() && Deno.stderr.isTerminal();
   let drawn = false;
   return {
     tty,

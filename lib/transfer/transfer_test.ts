@@ -4,7 +4,8 @@ import { BoardApiError, BoardClient, retryAfterMs } from "./client.ts";
 import { forEachConcurrent } from "./concurrent.ts";
 import { readLines, readLinesBackward } from "./lines.ts";
 import { MAX_LISTED, Progress, type ProgressSink, renderBar } from "./progress.ts";
-import { sidecarOf, sidecarTags, walkFolder } from "./walk.ts";
+import { readCandidate, sidecarOf, sidecarTags, walkFolder } from "./walk.ts";
+import { SNIFF_BYTES } from "../images/sniff.ts";
 
 /** A fixture server answering each request with the next of `answers` (the last one repeats). */
 function fixture(answers: (() => Response)[]) {
@@ -212,4 +213,31 @@ Deno.test("forEachConcurrent keeps at most `concurrency` items in flight and pul
   assert.equal(done, 50);
   assert.equal(most, 3);
   assert.ok(maxAhead <= 3, String(maxAhead));
+});
+
+Deno.test("readCandidate reads only the head of a non-image, and all of a JPEG with a long header", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const other = join(dir, "video.mp4");
+    await Deno.writeFile(other, new Uint8Array(2 * SNIFF_BYTES).fill(7));
+    const skipped = await readCandidate(other, 32 * 1024 * 1024);
+    assert.equal(skipped.sniffed, null);
+    assert.equal(skipped.bytes, undefined, "a non-image is not read whole");
+    assert.equal(skipped.size, 2 * SNIFF_BYTES);
+
+    // SOI, ten 64 KB comment segments (640 KB of header), then a baseline SOF0 of 30x20.
+    const parts: number[][] = [[0xff, 0xd8]];
+    for (let i = 0; i < 10; i++) {
+      const len = 65_000;
+      parts.push([0xff, 0xfe, len >> 8, len & 0xff, ...new Array(len - 2).fill(0x41)]);
+    }
+    parts.push([0xff, 0xc0, 0, 11, 8, 0, 20, 0, 30, 1, 1, 0x11, 0]);
+    const jpeg = join(dir, "long.jpg");
+    await Deno.writeFile(jpeg, new Uint8Array(parts.flat()));
+    const read = await readCandidate(jpeg, 32 * 1024 * 1024);
+    assert.deepEqual(read.sniffed, { type: "image/jpeg", width: 30, height: 20 });
+    assert.equal(read.bytes?.length, read.size);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });

@@ -124,7 +124,9 @@ export async function readSidecar(path: string): Promise<string[]> {
 
 /**
  * Reads a file for upload: its size, what its first bytes sniff as (null: not a supported
- * image) and, for a file that fits in `bufferMax`, its bytes (so it is read once).
+ * image) and, for an image that fits in `bufferMax`, its bytes (so it is read once). Only the
+ * head of anything else is read; a JPEG is read further when its header runs past the head
+ * (metadata before the frame), as the service sniffs the whole file.
  */
 export async function readCandidate(path: string, bufferMax: number): Promise<{
   size: number;
@@ -132,21 +134,25 @@ export async function readCandidate(path: string, bufferMax: number): Promise<{
   bytes?: Uint8Array;
 }> {
   const file = await Deno.open(path);
+  let head: Uint8Array;
+  let size: number;
   try {
-    const { size } = await file.stat();
-    if (size <= bufferMax) {
-      const bytes = await Deno.readFile(path);
-      return { size: bytes.length, sniffed: sniffImage(bytes), bytes };
-    }
-    const head = new Uint8Array(SNIFF_BYTES);
+    size = (await file.stat()).size;
+    head = new Uint8Array(Math.min(size, SNIFF_BYTES));
     let at = 0;
     while (at < head.length) {
       const n = await file.read(head.subarray(at));
       if (n === null) break;
       at += n;
     }
-    return { size, sniffed: sniffImage(head.subarray(0, at)) };
+    head = head.subarray(0, at);
   } finally {
     file.close();
   }
+  if (head.length === size) return { size, sniffed: sniffImage(head), bytes: head };
+  const sniffed = sniffImage(head);
+  const jpeg = head[0] === 0xff && head[1] === 0xd8 && head[2] === 0xff;
+  if ((!sniffed && !jpeg) || size > bufferMax) return { size, sniffed };
+  const bytes = await Deno.readFile(path);
+  return { size: bytes.length, sniffed: sniffed ?? sniffImage(bytes), bytes };
 }
