@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { sha256Hex } from "../lib/hash.ts";
-import { startService } from "./_harness/app.ts";
+import { startService, TEST_PASSWORD } from "./_harness/app.ts";
 import { makeImage } from "./_harness/images.ts";
 import { essentials, listAll, runTool, serveOverHttp } from "./_harness/transfer.ts";
 
@@ -121,7 +121,17 @@ Deno.test("--dry-run sends nothing and lists the tags; --no-folder-tags leaves f
   assert.match(summaryLine(dry.stdout) ?? "", /^Summary: 1 would be sent, 0 skipped, 0 failed/);
   assert.equal((await listAll(http.base)).length, count, "a dry run uploads nothing");
 
-  const run = await runTool("import", [root, "--url", http.base, "--no-folder-tags"]);
+  // The credential from the command line this time.
+  const run = await runTool("import", [
+    root,
+    "--url",
+    http.base,
+    "--no-folder-tags",
+    "--username",
+    "admin",
+    "--password",
+    TEST_PASSWORD,
+  ], { env: { IMAGEBOARD_PASSWORD: "" } });
   assert.equal(run.code, 0, run.output);
   assert.deepEqual((await tagsByHash()).get(sha256Hex(img)), ["sidecar_tag"]);
 });

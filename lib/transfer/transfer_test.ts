@@ -83,6 +83,30 @@ Deno.test("BoardClient's waits are capped and its attempts bounded; 4xx is not r
   }
 });
 
+Deno.test("BoardClient signs in again once when its token is refused mid-run", async () => {
+  let logins = 0;
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (req) => {
+    if (new URL(req.url).pathname === "/api/v1/auth/token") {
+      const body = await req.json();
+      assert.deepEqual(body, { username: "admin", password: "pw" });
+      return Response.json({ access_token: `token${++logins}` });
+    }
+    const ok = req.headers.get("authorization") === `Bearer token${logins}` && logins === 2;
+    return ok ? Response.json({ ok: true }) : Response.json({ detail: "expired" }, { status: 401 });
+  });
+  try {
+    const client = new BoardClient({
+      url: `http://127.0.0.1:${server.addr.port}`,
+      credentials: { username: "admin", password: "pw" },
+    });
+    await client.login();
+    assert.deepEqual(await client.json("/api/v1/x"), { ok: true });
+    assert.equal(logins, 2);
+  } finally {
+    await server.shutdown();
+  }
+});
+
 Deno.test("retryAfterMs reads seconds and HTTP dates", () => {
   assert.equal(retryAfterMs("5"), 5000);
   const now = Date.parse("2026-11-24T00:00:00Z");
