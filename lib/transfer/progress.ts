@@ -65,14 +65,17 @@ export function progressFigures(p: ProgressState, nowMs: number, noun = "files")
   return parts.join(" · ");
 }
 
-/** A terminal bar: `[#####-----] 40% ` and the figures. */
-export function renderBar(p: ProgressState, nowMs: number, width = 24, noun = "files"): string {
+/**
+ * A terminal bar, `[#####-----]  40% ` and the figures, fitted to `columns`: the bar takes what
+ * the figures leave (10 to 30 characters).
+ */
+export function renderBar(p: ProgressState, nowMs: number, columns = 100, noun = "files"): string {
+  const figures = progressFigures(p, nowMs, noun);
+  const width = Math.max(10, Math.min(30, columns - figures.length - 9));
   const fraction = p.files ? Math.min(1, p.doneFiles / p.files) : 0;
   const filled = Math.round(fraction * width);
   const bar = `[${"#".repeat(filled)}${"-".repeat(width - filled)}]`;
-  return `${bar} ${String(Math.floor(fraction * 100)).padStart(3)}% ${
-    progressFigures(p, nowMs, noun)
-  }`;
+  return `${bar} ${String(Math.floor(fraction * 100)).padStart(3)}% ${figures}`;
 }
 
 /** Where the output goes: a terminal's stderr gets the bar; stdout gets plain lines. */
@@ -82,6 +85,8 @@ export interface ProgressSink {
   out(line: string): void;
   /** Replace the bar on a terminal. */
   bar(text: string): void;
+  /** The terminal's width, when known. */
+  columns?(): number;
 }
 
 const encoder = new TextEncoder();
@@ -92,6 +97,13 @@ const encoder = new TextEncoder();
  */
 export function consoleSink(): ProgressSink {
   const tty = Deno.stdout.isTerminal() && Deno.stderr.isTerminal();
+  const columns = () => {
+    try {
+      return Deno.consoleSize().columns || 100;
+    } catch {
+      return 100;
+    }
+  };
   let drawn = false;
   return {
     tty,
@@ -101,10 +113,10 @@ export function consoleSink(): ProgressSink {
       console.log(line);
     },
     bar(text) {
-      const columns = Deno.consoleSize?.().columns ?? 100;
-      Deno.stderr.writeSync(encoder.encode(`\r\x1b[2K${text.slice(0, columns - 1)}`));
+      Deno.stderr.writeSync(encoder.encode(`\r\x1b[2K${text.slice(0, columns() - 1)}`));
       drawn = true;
     },
+    columns,
   };
 }
 
@@ -165,7 +177,7 @@ export class Progress {
     if (this.sink.tty) {
       if (now - this.#lastDraw < 100 && s.doneFiles !== s.files) return;
       this.#lastDraw = now;
-      this.sink.bar(renderBar(s, now, 24, this.noun));
+      this.sink.bar(renderBar(s, now, this.sink.columns?.() ?? 100, this.noun));
       return;
     }
     if (s.files === null || s.files === 0 || s.doneFiles === this.#lastPlain) return;

@@ -157,16 +157,23 @@ Deno.test("on a terminal: a bar, and only loud lines printed; the summary caps i
   assert.equal(summary.length, 1 + 1 + MAX_LISTED + 1);
 });
 
-Deno.test("renderBar shows the fraction, the figures and the ETA", () => {
-  const bar = renderBar(
-    { files: 100, bytes: 10_000_000, doneFiles: 25, doneBytes: 2_500_000, failed: 2, startedMs: 0 },
-    10_000,
-    20,
-  );
+Deno.test("renderBar shows the fraction, the figures and the ETA, fitted to the terminal", () => {
+  const state = {
+    files: 100,
+    bytes: 10_000_000,
+    doneFiles: 25,
+    doneBytes: 2_500_000,
+    failed: 2,
+    startedMs: 0,
+  };
+  const figures = "25/100 files · 2.5 MB/10 MB · 2.5 files/s · ETA 30s · 2 failed";
   assert.equal(
-    bar,
-    "[#####---------------]  25% 25/100 files · 2.5 MB/10 MB · 2.5 files/s · ETA 30s · 2 failed",
+    renderBar(state, 10_000, figures.length + 29),
+    `[#####---------------]  25% ${figures}`,
   );
+  const wide = renderBar(state, 10_000, 200);
+  assert.ok(wide.startsWith(`[${"#".repeat(8)}${"-".repeat(22)}]  25% `), wide);
+  assert.ok(renderBar(state, 10_000, 100).length < 100);
 });
 
 Deno.test("readLinesBackward gives the lines last to first across blocks and UTF-8 characters", async () => {
