@@ -148,7 +148,10 @@ async function guarded(sink: ProgressSink, fn: () => Promise<number>): Promise<n
       sink.out(`error: ${e.message}`);
       return 2;
     }
-    if (e instanceof Deno.errors.NotFound || e instanceof TypeError) {
+    if (
+      e instanceof Deno.errors.NotFound || e instanceof Deno.errors.PermissionDenied ||
+      e instanceof TypeError
+    ) {
       sink.out(`error: ${e.message}`);
       return 2;
     }
