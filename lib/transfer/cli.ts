@@ -11,14 +11,12 @@ import { consoleSink, type Progress, type ProgressSink } from "./progress.ts";
 import { RESTORE_OUTCOMES, runRestore } from "./restore.ts";
 import { EXPORT_OUTCOMES } from "./export.ts";
 import { normaliseTags, SkipError } from "./walk.ts";
+import { credentials, UsageError } from "./credentials.ts";
 
 /** The board a tool talks to when neither `--url` nor IMAGEBOARD_URL says otherwise. */
 export const DEFAULT_URL = "http://localhost:8000";
 
-/** A bad command line or an unusable setting: printed, exit code 2. */
-export class UsageError extends Error {
-  override name = "UsageError";
-}
+export { UsageError };
 
 const IMPORT_USAGE = `Usage: deno task import <folder> [options]
        deno task import --restore <export folder> [options]
@@ -67,47 +65,6 @@ function boardUrl(value: string | undefined): string {
     throw new UsageError(`--url: "${url}" is not an http(s) address`);
   }
   return url;
-}
-
-/** Reads a line from the terminal without echoing it. */
-async function promptHidden(question: string): Promise<string | null> {
-  if (!Deno.stdin.isTerminal()) return null;
-  const enc = new TextEncoder();
-  await Deno.stderr.write(enc.encode(question));
-  Deno.stdin.setRaw(true);
-  const chars: string[] = [];
-  const buf = new Uint8Array(64);
-  const decoder = new TextDecoder();
-  try {
-    for (;;) {
-      const n = await Deno.stdin.read(buf);
-      if (n === null) break;
-      const text = decoder.decode(buf.subarray(0, n));
-      for (const ch of text) {
-        if (ch === "\r" || ch === "\n") return chars.join("");
-        if (ch === "\u0003") throw new UsageError("cancelled");
-        if (ch === "\u007f" || ch === "\b") chars.pop();
-        else chars.push(ch);
-      }
-    }
-    return chars.join("");
-  } finally {
-    Deno.stdin.setRaw(false);
-    await Deno.stderr.write(enc.encode("\n"));
-  }
-}
-
-/** The credential, from the options, the environment or a prompt. */
-async function credentials(values: { username?: string; password?: string }) {
-  const username = values.username ?? Deno.env.get("IMAGEBOARD_USERNAME") ?? "admin";
-  const password = values.password ?? Deno.env.get("IMAGEBOARD_PASSWORD") ??
-    await promptHidden(`Password for ${username}: `);
-  if (!password) {
-    throw new UsageError(
-      "no password: pass --password, set IMAGEBOARD_PASSWORD, or run it on a terminal",
-    );
-  }
-  return { username, password };
 }
 
 /** Prints the summary and returns the exit code. */

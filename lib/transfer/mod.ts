@@ -2,7 +2,8 @@
  * Moving a collection in and out of the board, as a client of its public API (so a remote board
  * works as well as a local one), with memory that does not grow with the collection.
  *
- * - `cli.ts`: the command lines of `deno task import` and `deno task export`, the credential.
+ * - `cli.ts`: the command lines of `deno task import` and `deno task export`; `credentials.ts`:
+ *   the credential from options, environment or a prompt.
  * - `import.ts`: a folder tree in, tagged by sub-folder, sidecar and `--tags`.
  * - `export.ts`: every original and `manifest.jsonl` out, resumable.
  * - `restore.ts`: an export back in, with its short IDs, dates and tags.
