@@ -47,7 +47,7 @@ Deno.test("an export writes every original, the manifest and a README, and resum
   assert.equal(run.code, 0, run.output);
   assert.match(
     run.stdout,
-    /^Summary: 206 downloaded, 0 already present \(hash checked\), 0 failed/m,
+    /^Summary: 206 downloaded, 0 already present \(hash checked\), 0 deleted during the export, 0 failed/m,
   );
   assert.match(run.stdout, /^progress 206\/206 images · /m);
 
@@ -84,7 +84,7 @@ Deno.test("an export writes every original, the manifest and a README, and resum
   assert.equal(again.code, 0, again.output);
   assert.match(
     again.stdout,
-    /^Summary: 2 downloaded, 204 already present \(hash checked\), 0 failed/m,
+    /^Summary: 2 downloaded, 204 already present \(hash checked\), 0 deleted during the export, 0 failed/m,
   );
   assert.equal(sha256Hex(await Deno.readFile(join(out, first.file))), first.hash);
   assert.equal(sha256Hex(await Deno.readFile(join(out, second.file))), second.hash);

@@ -32,6 +32,7 @@ export interface ExportOptions {
 export const EXPORT_OUTCOMES: [string, string][] = [
   ["downloaded", "downloaded"],
   ["kept", "already present (hash checked)"],
+  ["gone", "deleted during the export"],
   ["failed", "failed"],
 ];
 
@@ -129,6 +130,10 @@ export async function runExport(opts: ExportOptions): Promise<Progress> {
             ok.add(entry);
             progress.record("downloaded", name, `downloaded ${name}`, image.size_bytes);
           } catch (e) {
+            if (e instanceof BoardApiError && e.status === 404) {
+              // Deleted since it was listed: not part of the board any more, so not of its export.
+              return progress.record("gone", name, `gone ${name}`, image.size_bytes);
+            }
             const reason = e instanceof BoardApiError || e instanceof Error ? e.message : String(e);
             progress.record(
               "failed",

@@ -1,6 +1,8 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { BoardApiError, BoardClient, retryAfterMs } from "./client.ts";
+import { runExport } from "./export.ts";
+import { sha256Hex } from "../hash.ts";
 import { forEachConcurrent } from "./concurrent.ts";
 import { readLines, readLinesBackward } from "./lines.ts";
 import { MAX_LISTED, Progress, type ProgressSink, renderBar } from "./progress.ts";
@@ -269,6 +271,45 @@ Deno.test("readCandidate reads only the head of a non-image, and all of a JPEG w
     assert.deepEqual(read.sniffed, { type: "image/jpeg", width: 30, height: 20 });
     assert.equal(read.bytes?.length, read.size);
   } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("an export leaves out an image deleted after it was listed, and is not a failure", async () => {
+  const bytes = new TextEncoder().encode("original bytes");
+  const image = (id: string, hash: string) => ({
+    short_id: id,
+    hash,
+    content_type: "image/png",
+    size_bytes: bytes.length,
+    width: 1,
+    height: 1,
+    thumbnail_key: null,
+    tags: [{ name: "t", image_count: 1 }],
+    file_url: `/api/v1/images/${id}/file`,
+    thumbnail_url: `/api/v1/images/${id}/file`,
+    created_at: "2026-01-01T00:00:00.000Z",
+  });
+  const items = [image("AAAAAAAA", sha256Hex(bytes)), image("BBBBBBBB", sha256Hex(bytes))];
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, (req) => {
+    const path = new URL(req.url).pathname;
+    if (path === "/api/v1/images") return Response.json({ items, next_cursor: null });
+    if (path === "/api/v1/images/AAAAAAAA/file") return new Response(bytes);
+    return Response.json({ detail: "Image not found" }, { status: 404 });
+  });
+  const dir = await Deno.makeTempDir();
+  try {
+    const { sink, lines } = recorder(false);
+    const client = new BoardClient({ url: `http://127.0.0.1:${server.addr.port}` });
+    const progress = await runExport({ folder: dir, client, concurrency: 2, sink });
+    assert.equal(progress.count("downloaded"), 1);
+    assert.equal(progress.count("gone"), 1);
+    assert.equal(progress.count("failed"), 0);
+    assert.ok(lines.includes("gone images/BBBBBBBB.png (BBBBBBBB)"), lines.join("\n"));
+    const manifest = (await Deno.readTextFile(join(dir, "manifest.jsonl"))).trim().split("\n");
+    assert.deepEqual(manifest.map((l) => JSON.parse(l).short_id), ["AAAAAAAA"]);
+  } finally {
+    await server.shutdown();
     await Deno.remove(dir, { recursive: true });
   }
 });
