@@ -35,7 +35,10 @@ export interface RetryPolicy {
   baseMs: number;
   /** No wait is longer than this, whatever `Retry-After` asks. */
   maxWaitMs: number;
-  /** Deadline of one attempt. */
+  /**
+   * Deadline of one attempt: for its answer's headers, then for each piece of its body (a large
+   * download over a slow link takes as long as it needs while it makes progress).
+   */
   timeoutMs: number;
 }
 
@@ -130,17 +133,41 @@ export class BoardClient {
       if (auth && this.#token) headers.authorization = `Bearer ${this.#token}`;
       let res: Response | null = null;
       let failure: unknown = null;
+      const abort = new AbortController();
+      let timer = setTimeout(
+        () => abort.abort(new Error("no answer in time")),
+        this.retry.timeoutMs,
+      );
       try {
         res = await fetch(`${this.base}${path}`, {
           method: init.method ?? "GET",
           headers,
           body: init.body ? await init.body() : undefined,
-          signal: AbortSignal.timeout(this.retry.timeoutMs),
+          signal: abort.signal,
         });
       } catch (e) {
         failure = e;
       }
-      if (res?.ok) return res;
+      clearTimeout(timer);
+      if (res?.ok) {
+        if (!res.body) return res;
+        // Each piece of the body has the same deadline: a stalled download fails, a slow one runs.
+        const timeoutMs = this.retry.timeoutMs;
+        const stalled = () => abort.abort(new Error(`the body stalled for ${timeoutMs} ms`));
+        timer = setTimeout(stalled, timeoutMs);
+        const body = res.body.pipeThrough(
+          new TransformStream<Uint8Array, Uint8Array>({
+            transform(chunk, controller) {
+              clearTimeout(timer);
+              timer = setTimeout(stalled, timeoutMs);
+              controller.enqueue(chunk);
+            },
+            flush: () => clearTimeout(timer),
+            cancel: () => clearTimeout(timer),
+          }),
+        );
+        return new Response(body, { status: res.status, headers: res.headers });
+      }
       if (res?.status === 401 && auth && this.#token && !signedInAgain && this.#opts.credentials) {
         await res.body?.cancel();
         signedInAgain = true;

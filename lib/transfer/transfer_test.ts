@@ -109,6 +109,41 @@ Deno.test("BoardClient signs in again once when its token is refused mid-run", a
   }
 });
 
+Deno.test("a download may take longer than the deadline while it progresses, not while it stalls", async () => {
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, (req) => {
+    const stall = new URL(req.url).pathname === "/stall";
+    let n = 0;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const body = new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        if (stall && n === 1) {
+          // Never another byte (until the client gives up and cancels).
+          await new Promise((r) => timer = setTimeout(r, 30_000));
+          return;
+        }
+        if (n++ === 30) return controller.close();
+        await new Promise((r) => timer = setTimeout(r, 50));
+        controller.enqueue(new Uint8Array(10));
+      },
+      cancel: () => clearTimeout(timer),
+    });
+    return new Response(body);
+  });
+  try {
+    const client = new BoardClient({
+      url: `http://127.0.0.1:${server.addr.port}`,
+      retry: { timeoutMs: 1000 },
+    });
+    // 30 pieces 50 ms apart: 1.5 s in all, past the 1 s deadline, each piece well within it.
+    const slow = await (await client.request("/slow")).arrayBuffer();
+    assert.equal(slow.byteLength, 300);
+    const stalled = await client.request("/stall");
+    await assert.rejects(stalled.arrayBuffer());
+  } finally {
+    await server.shutdown();
+  }
+});
+
 Deno.test("retryAfterMs reads seconds and HTTP dates", () => {
   assert.equal(retryAfterMs("5"), 5000);
   const now = Date.parse("2026-11-24T00:00:00Z");
