@@ -79,6 +79,25 @@ export interface BoardClientOptions {
 /** A request body that can be produced again for a retry. */
 export type BodyFactory = () => BodyInit | Promise<BodyInit>;
 
+/** A request: `bodyBytes` (the body's size) extends the deadline for sending it. */
+export interface BoardRequest {
+  method?: string;
+  headers?: Record<string, string>;
+  body?: BodyFactory;
+  bodyBytes?: number;
+}
+
+/**
+ * The slowest upload a deadline allows for (bytes per millisecond, 16 KB/s): sending a body is
+ * given this much time on top of the deadline, so a large file over a slow link is not cut off.
+ */
+export const MIN_UPLOAD_BYTES_PER_MS = 16;
+
+/** How long an attempt may wait for its answer: the deadline, plus time to send its body. */
+export function answerDeadlineMs(policy: RetryPolicy, bodyBytes: number): number {
+  return policy.timeoutMs + bodyBytes / MIN_UPLOAD_BYTES_PER_MS;
+}
+
 /** A client of the board's `/api/v1`. */
 export class BoardClient {
   readonly base: string;
@@ -111,7 +130,7 @@ export class BoardClient {
    */
   request(
     path: string,
-    init: { method?: string; headers?: Record<string, string>; body?: BodyFactory } = {},
+    init: BoardRequest = {},
   ): Promise<Response> {
     return this.#send(path, init, true);
   }
@@ -123,7 +142,7 @@ export class BoardClient {
 
   async #send(
     path: string,
-    init: { method?: string; headers?: Record<string, string>; body?: BodyFactory },
+    init: BoardRequest,
     auth: boolean,
   ): Promise<Response> {
     const sleep = this.#opts.sleep ?? ((ms) => new Promise((r) => setTimeout(r, ms)));
@@ -134,10 +153,8 @@ export class BoardClient {
       let res: Response | null = null;
       let failure: unknown = null;
       const abort = new AbortController();
-      let timer = setTimeout(
-        () => abort.abort(new Error("no answer in time")),
-        this.retry.timeoutMs,
-      );
+      const deadline = answerDeadlineMs(this.retry, init.bodyBytes ?? 0);
+      let timer = setTimeout(() => abort.abort(new Error("no answer in time")), deadline);
       try {
         res = await fetch(`${this.base}${path}`, {
           method: init.method ?? "GET",

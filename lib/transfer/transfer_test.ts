@@ -1,6 +1,12 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { BoardApiError, BoardClient, retryAfterMs } from "./client.ts";
+import {
+  answerDeadlineMs,
+  BoardApiError,
+  BoardClient,
+  DEFAULT_RETRY,
+  retryAfterMs,
+} from "./client.ts";
 import { runExport } from "./export.ts";
 import { sha256Hex } from "../hash.ts";
 import { forEachConcurrent } from "./concurrent.ts";
@@ -142,6 +148,11 @@ Deno.test("a download may take longer than the deadline while it progresses, not
   } finally {
     await server.shutdown();
   }
+});
+
+Deno.test("an upload's deadline grows with its body: 16 KB/s on top of the 2 minutes", () => {
+  assert.equal(answerDeadlineMs(DEFAULT_RETRY, 0), 120_000);
+  assert.equal(answerDeadlineMs(DEFAULT_RETRY, 20 * 1_000_000), 120_000 + 1_250_000);
 });
 
 Deno.test("retryAfterMs reads seconds and HTTP dates", () => {

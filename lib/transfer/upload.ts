@@ -104,6 +104,7 @@ export async function uploadFile(
     method: "POST",
     headers: { "content-type": contentType },
     body: () => body ?? streamed(file.path, head, tail),
+    bodyBytes: head.length + file.size + tail.length,
   });
   const image = await res.json() as ImageDto;
   if (res.status !== 200 && res.status !== 201) throw new BoardApiError(res.status, null);
