@@ -174,3 +174,23 @@ Deno.test("an import killed half-way completes on a rerun", async () => {
   const after = await tagsByHash();
   for (const h of hashes) assert.deepEqual(after.get(h), ["batch"]);
 });
+
+Deno.test("Ctrl-C half-way prints the summary so far and exits with 130", async () => {
+  const root = join(tmp, "ctrl-c");
+  for (let i = 0; i < 20; i++) {
+    await write(root, `${String(i).padStart(2, "0")}.png`, await makeImage("png", 12, 12));
+  }
+  let created = 0;
+  const run = await runTool("import", [root, "--url", http.base, "--concurrency", "1"], {
+    onLine: (line, kill) => {
+      if (line.startsWith("created ") && ++created === 5) kill("SIGINT");
+    },
+  });
+  assert.equal(run.code, 130, run.output);
+  const lines = run.stdout.split("\n");
+  const at = lines.findIndex((l) => l.startsWith("Interrupted: the summary so far"));
+  assert.ok(at >= 0, run.stdout);
+  const m = /^Summary: (\d+) created, 0 already present \(tags merged\), 0 skipped, 0 failed/
+    .exec(lines[at + 1]);
+  assert.ok(m && Number(m[1]) >= 5 && Number(m[1]) < 20, run.stdout);
+});

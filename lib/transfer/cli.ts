@@ -74,6 +74,25 @@ function finish(sink: ProgressSink, progress: Progress, headings: [string, strin
   return progress.count("failed") > 0 ? 1 : 0;
 }
 
+/**
+ * On Ctrl-C (or SIGTERM) while a run is under way: the summary so far, then exit code 130.
+ * Returns the function that removes the handlers.
+ */
+function summaryOnInterrupt(sink: ProgressSink, headings: [string, string][]) {
+  const signals: Deno.Signal[] = ["SIGINT", "SIGTERM"];
+  let progress: Progress | null = null;
+  const handler = () => {
+    sink.out("Interrupted: the summary so far (run it again to finish; what is done is kept)");
+    if (progress) { for (const line of progress.summary(headings)) sink.out(line); }
+    Deno.exit(130);
+  };
+  for (const s of signals) Deno.addSignalListener(s, handler);
+  return {
+    onStart: (p: Progress) => progress = p,
+    remove: () => signals.forEach((s) => Deno.removeSignalListener(s, handler)),
+  };
+}
+
 /** A client whose retries are written to the output. */
 function newClient(
   url: string,
@@ -177,19 +196,30 @@ export function importMain(args: string[], sink: ProgressSink = consoleSink()): 
       client = newClient(url, sink, await credentials(values));
       await client.login();
     }
-    if (restore) {
-      const progress = await runRestore({ folder, client: client!, concurrency: n, sink });
-      return finish(sink, progress, RESTORE_OUTCOMES);
+    const headings = restore ? RESTORE_OUTCOMES : importHeadings(dryRun);
+    const interrupt = summaryOnInterrupt(sink, headings);
+    try {
+      const progress = restore
+        ? await runRestore({
+          folder,
+          client: client!,
+          concurrency: n,
+          sink,
+          onStart: interrupt.onStart,
+        })
+        : await runImport({
+          folder,
+          client,
+          tags,
+          folderTags: !values["no-folder-tags"],
+          concurrency: n,
+          sink,
+          onStart: interrupt.onStart,
+        });
+      return finish(sink, progress, headings);
+    } finally {
+      interrupt.remove();
     }
-    const progress = await runImport({
-      folder,
-      client,
-      tags,
-      folderTags: !values["no-folder-tags"],
-      concurrency: n,
-      sink,
-    });
-    return finish(sink, progress, importHeadings(dryRun));
   });
 }
 
@@ -217,12 +247,18 @@ export function exportMain(args: string[], sink: ProgressSink = consoleSink()): 
     }
     if (positionals.length !== 1) throw new UsageError(`give one folder\n\n${EXPORT_USAGE}`);
     const client = newClient(boardUrl(values.url), sink);
-    const progress = await runExport({
-      folder: positionals[0],
-      client,
-      concurrency: concurrency(values.concurrency, 4),
-      sink,
-    });
-    return finish(sink, progress, EXPORT_OUTCOMES);
+    const interrupt = summaryOnInterrupt(sink, EXPORT_OUTCOMES);
+    try {
+      const progress = await runExport({
+        folder: positionals[0],
+        client,
+        concurrency: concurrency(values.concurrency, 4),
+        sink,
+        onStart: interrupt.onStart,
+      });
+      return finish(sink, progress, EXPORT_OUTCOMES);
+    } finally {
+      interrupt.remove();
+    }
   });
 }

@@ -26,6 +26,8 @@ export interface ExportOptions {
   client: BoardClient;
   concurrency: number;
   sink: ProgressSink;
+  /** Given the run's progress as it starts (to print a summary if the run is interrupted). */
+  onStart?: (progress: Progress) => void;
 }
 
 /** The outcomes of an export, in summary order. */
@@ -95,6 +97,7 @@ export async function runExport(opts: ExportOptions): Promise<Progress> {
   const { client, folder } = opts;
   await Deno.mkdir(join(folder, IMAGES_DIR), { recursive: true });
   const progress = new Progress(opts.sink, "images");
+  opts.onStart?.(progress);
   const totals = await countImages(client);
   progress.setTotals(totals.files, totals.bytes);
   progress.tick();

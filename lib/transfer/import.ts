@@ -28,6 +28,8 @@ export interface ImportOptions {
   folderTags: boolean;
   concurrency: number;
   sink: ProgressSink;
+  /** Given the run's progress as it starts (to print a summary if the run is interrupted). */
+  onStart?: (progress: Progress) => void;
 }
 
 /** The outcomes of an import, in summary order. */
@@ -63,6 +65,7 @@ async function countFolder(folder: string): Promise<{ files: number; bytes: numb
 /** Runs an import and returns its progress (counts and summary); never throws for one file. */
 export async function runImport(opts: ImportOptions): Promise<Progress> {
   const progress = new Progress(opts.sink);
+  opts.onStart?.(progress);
   const totals = await countFolder(opts.folder);
   progress.setTotals(totals.files, totals.bytes);
   progress.tick();

@@ -22,6 +22,8 @@ export interface RestoreOptions {
   client: BoardClient;
   concurrency: number;
   sink: ProgressSink;
+  /** Given the run's progress as it starts (to print a summary if the run is interrupted). */
+  onStart?: (progress: Progress) => void;
 }
 
 /** The outcomes of a restore, in summary order. */
@@ -48,6 +50,7 @@ async function countManifest(path: string): Promise<{ files: number; bytes: numb
 export async function runRestore(opts: RestoreOptions): Promise<Progress> {
   const manifest = join(opts.folder, MANIFEST);
   const progress = new Progress(opts.sink, "images");
+  opts.onStart?.(progress);
   const totals = await countManifest(manifest);
   progress.setTotals(totals.files, totals.bytes);
   progress.tick();

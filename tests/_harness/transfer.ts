@@ -36,15 +36,18 @@ export interface ToolRun {
 export async function runTool(
   name: "import" | "export",
   args: string[],
-  opts: { onLine?: (line: string, kill: () => void) => void; env?: Record<string, string> } = {},
+  opts: {
+    onLine?: (line: string, kill: (signal?: Deno.Signal) => void) => void;
+    env?: Record<string, string>;
+  } = {},
 ): Promise<ToolRun> {
-  let kill = () => {};
+  let kill: (signal?: Deno.Signal) => void = () => {};
   const child = spawnChild({
     args: [...await taskArgs(name), ...args],
     env: { ...hostEnv(), IMAGEBOARD_PASSWORD: TEST_PASSWORD, ...opts.env },
     onLine: opts.onLine ? (line) => opts.onLine!(line, kill) : undefined,
   });
-  kill = () => child.kill("SIGKILL");
+  kill = (signal = "SIGKILL") => child.kill(signal);
   const timer = setTimeout(() => child.kill("SIGKILL"), 120_000);
   try {
     const status = await child.status;
