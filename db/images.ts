@@ -180,6 +180,8 @@ export interface NewImage {
   thumbnailKey: string | null;
   /** The perceptual hash (lib/similar), null when the thumbnail worker could not make one. */
   phash?: bigint | null;
+  /** A restored image's creation date; now when null. */
+  createdAt?: Date | null;
 }
 
 /**
@@ -242,9 +244,11 @@ export async function insertImage(
   const results = await transaction(sql, (tx) => {
     const statements: postgres.PendingQuery<postgres.Row[]>[] = [
       tx`insert into images (short_id, hash, content_type, size_bytes, width, height, thumbnail_key,
-                             phash)
+                             created_at, phash)
         values (${img.shortId}, ${img.hash}, ${img.contentType}, ${img.sizeBytes}, ${img.width},
-                ${img.height}, ${img.thumbnailKey}, ${img.phash?.toString() ?? null}::bigint)
+                ${img.height}, ${img.thumbnailKey},
+                coalesce(${img.createdAt ?? null}::timestamptz, now()),
+                ${img.phash?.toString() ?? null}::bigint)
         on conflict (hash) do nothing`,
       ...linkTagStatements(tx, tx`i.short_id = ${img.shortId}`, tagNames),
     ];
