@@ -70,7 +70,10 @@ export default function Uploader() {
       update(job.key, { state: "uploading" });
       uploadImage(job.file, job.tags, (p) => update(job.key, { progress: p })).then((res) => {
         const id = typeof res.body?.short_id === "string" ? res.body.short_id : undefined;
-        const similar = Array.isArray(res.body?.similar) && res.body.similar.length > 0;
+        // Only a new image is offered "Looks like": on a 200 the image was already here, and
+        // "Delete the new one" would delete the old one.
+        const similar = res.status === 201 && Array.isArray(res.body?.similar) &&
+          res.body.similar.length > 0;
         update(job.key, { ...describeUpload(res), progress: 1, shortId: id, similar });
         running.current--;
         pump();

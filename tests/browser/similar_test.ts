@@ -102,6 +102,27 @@ Deno.test("'Delete the new one' removes the fresh upload", async () => {
   await p.context().close();
 });
 
+Deno.test("uploading content that is already here offers no 'Looks like' (it would delete the original)", async () => {
+  await seed(photo.bytes);
+  const existing = await seed(reposts[1].bytes);
+  const p = await page(true);
+  const asked: string[] = [];
+  p.on("request", (r) => asked.push(r.url()));
+  await p.goto(`${server.url}/upload`);
+  await p.locator("input[type=file]").setInputFiles([
+    { name: "same.jpg", mimeType: "image/jpeg", buffer: Buffer.from(reposts[1].bytes) },
+  ]);
+  const row = p.locator(".uploads li").first();
+  await row.getByText("Already here").waitFor();
+  // The answer lists the original photo as a near-duplicate; the row must still offer nothing,
+  // and ask nothing: "Looks like" would fetch the near-duplicates once mounted.
+  await p.waitForLoadState("networkidle");
+  assert.equal(await row.locator(".looks-like").count(), 0);
+  assert.deepEqual(asked.filter((u) => u.includes("/similar")), []);
+  assert.equal((await svc.app.request(`/api/v1/images/${existing}`)).status, 200);
+  await p.context().close();
+});
+
 Deno.test("an upload with no near-duplicate shows no 'Looks like'", async () => {
   const p = await page(true);
   await p.goto(`${server.url}/upload`);
