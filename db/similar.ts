@@ -158,7 +158,7 @@ export async function nearestTo(
   limit: number,
 ): Promise<SimilarHit[]> {
   const self = await getImageHash(sql, shortId);
-  if (!self?.phash) return [];
+  if (!self || self.phash === null) return []; // 0n is a hash like any other
   return await findSimilarByHash(sql, self.phash, { excludeId: self.id, distance, limit });
 }
 
