@@ -10,7 +10,7 @@ export interface Thumbnailer {
   thumbnail(
     input: Uint8Array,
     signal?: AbortSignal,
-  ): Promise<{ data: Uint8Array; width: number; height: number; phash: bigint }>;
+  ): Promise<{ data: Uint8Array; width: number; height: number; phash: bigint | null }>;
 }
 
 /** The dependencies of the app. The reader has no thumbnailer: it serves reads only. */

@@ -53,7 +53,8 @@ export async function backfillBatch(deps: BackfillDeps, after: string): Promise<
       const original = await store.get(originalKey(row.short_id));
       if (!original) throw new Error("original object is missing");
       const { phash } = await thumbnails.thumbnail(await readAll(original.body));
-      await recordImageHash(sql, row.short_id, phash, DEFAULT_DISTANCE, 0);
+      // A plain picture has no hash (lib/similar/pixels.ts); the cursor moves past it.
+      if (phash !== null) await recordImageHash(sql, row.short_id, phash, DEFAULT_DISTANCE, 0);
     } catch (err) {
       // Storage or the database down: the whole job fails and is retried from `after`.
       if (err instanceof StorageError || isDatabaseUnavailable(err)) throw err;

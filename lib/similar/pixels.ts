@@ -31,9 +31,25 @@ async function greySquare(pixels: RawPixels, width: number, height: number): Pro
  * DCT pHash on the corpus of bench/b11_similar_quality.ts (3,600 reposts), it finds 97.9% at 8
  * bits; the pHash needs 12 bits for as many (95.2% at 10), and the indexed search costs five
  * times more probes at 12. Figures in bench/RESULTS.md.
+ *
+ * Null for a picture with no visible structure at that scale (a plain colour, a faint gradient):
+ * every such picture would hash alike, so a red square would "look like" a blue one.
  */
-export function perceptualHash(pixels: RawPixels): Promise<bigint> {
-  return gradientHashOf(pixels);
+export async function perceptualHash(pixels: RawPixels): Promise<bigint | null> {
+  const grey = await greySquare(pixels, GRADIENT_SIZE.width, GRADIENT_SIZE.height);
+  return isFlat(grey) ? null : gradientHash(grey);
+}
+
+/** Less than this many grey levels between the darkest and lightest cell: nothing to hash. */
+const FLAT_RANGE = 8;
+
+function isFlat(grey: Uint8Array): boolean {
+  let min = 255, max = 0;
+  for (const v of grey) {
+    if (v < min) min = v;
+    if (v > max) max = v;
+  }
+  return max - min < FLAT_RANGE;
 }
 
 /** The gradient hash (dHash) of these pixels. */

@@ -30,8 +30,9 @@ export interface ThumbResult {
   data: Uint8Array;
   width: number;
   height: number;
-  /** The 64-bit DCT pHash of the same pixels (lib/similar), as a signed integer. */
-  phash: bigint;
+  /** The 64-bit perceptual hash of the same pixels (lib/similar), as a signed integer; null
+   * for a picture without structure (a plain colour). */
+  phash: bigint | null;
 }
 
 /**

@@ -34,8 +34,8 @@ export interface DoneResponse {
   data: Uint8Array;
   width: number;
   height: number;
-  /** The perceptual hash of the same pixels. */
-  phash: bigint;
+  /** The perceptual hash of the same pixels; null for a plain picture. */
+  phash: bigint | null;
 }
 
 /** A job the image itself made fail (corrupt, unsupported, too large); the worker lives on. */

@@ -53,7 +53,11 @@ Deno.test("ThumbnailPool leaves the caller's bytes intact", async () => {
 
 Deno.test("ThumbnailPool returns the worker's perceptual hash with the thumbnail", async () => {
   using pool = await ThumbnailPool.start({ size: 1, maxPixels: MAX_PIXELS });
-  const input = await jpeg(300, 200);
+  // Shapes, not a plain colour: a plain picture has no hash.
+  const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="300" height="200">
+    <rect width="300" height="200" fill="#fff"/><rect width="100" height="120" fill="#123"/>
+    <circle cx="220" cy="130" r="50" fill="#c42"/></svg>`;
+  const input = new Uint8Array(await sharp(new TextEncoder().encode(svg)).jpeg().toBuffer());
   const [pooled, direct] = await Promise.all([pool.thumbnail(input), makeThumbnail(input)]);
   equal(typeof pooled.phash, "bigint");
   equal(pooled.phash, direct.phash);
