@@ -12,7 +12,7 @@ import { ThumbnailPool } from "../../lib/images/thumbnails/pool.ts";
 import type { ImageDto, ImagePage, TagDto } from "../../lib/types.ts";
 import { startService, TEST_PASSWORD, type TestService } from "../_harness/app.ts";
 import { authHeader, makeImage, upload } from "../_harness/images.ts";
-import { collectErrors, launchBrowser, type PageError, serve } from "./_browser.ts";
+import { BROWSER, collectErrors, launchBrowser, type PageError, serve } from "./_browser.ts";
 
 const ROOT = new URL("../../", import.meta.url);
 try {
@@ -42,13 +42,14 @@ const cdnSvc = await startService({
 });
 const server = serve(svc.app.fetch);
 const cdnServer = serve(cdnSvc.app.fetch);
-const browser = await launchBrowser();
+// Skipped (BROWSER.skip): the tests are ignored, and no browser is launched.
+const browser = BROWSER.skip ? null : await launchBrowser();
 const auth = await authHeader(svc.app);
 const TOKEN = auth.authorization.slice("Bearer ".length);
 
 Deno.test.afterAll(async () => {
   try {
-    await browser.close();
+    await browser?.close();
   } finally {
     await server.close();
     await cdnServer.close();
@@ -58,7 +59,7 @@ Deno.test.afterAll(async () => {
   }
 });
 // If the run is cut short, at least do not leave chromium behind.
-addEventListener("unload", () => void browser.close().catch(() => {}));
+addEventListener("unload", () => void browser?.close().catch(() => {}));
 
 // ---- seed images through the API ----
 
@@ -214,28 +215,31 @@ interface CtxOptions {
 
 /** A test in a fresh context; fails on any console error or uncaught exception not expected. */
 function browserTest(name: string, opts: CtxOptions, fn: (c: Ctx) => Promise<void>) {
-  Deno.test({ name, sanitizeOps: false, sanitizeResources: false }, async () => {
-    const base = opts.base ?? server.url;
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    try {
-      ipCounter++;
-      await context.setExtraHTTPHeaders({ "X-Real-IP": `198.51.100.${ipCounter}` });
-      if (opts.signedIn) {
-        await context.addInitScript(([key, token]) => {
-          localStorage.setItem(key, token);
-          localStorage.setItem(`${key}_expires_at`, String(Date.now() + 3_600_000));
-        }, [TOKEN_KEY, TOKEN]);
+  Deno.test(
+    { name, ignore: BROWSER.skip, sanitizeOps: false, sanitizeResources: false },
+    async () => {
+      const base = opts.base ?? server.url;
+      const context = await browser!.newContext({ viewport: { width: 1280, height: 900 } });
+      try {
+        ipCounter++;
+        await context.setExtraHTTPHeaders({ "X-Real-IP": `198.51.100.${ipCounter}` });
+        if (opts.signedIn) {
+          await context.addInitScript(([key, token]) => {
+            localStorage.setItem(key, token);
+            localStorage.setItem(`${key}_expires_at`, String(Date.now() + 3_600_000));
+          }, [TOKEN_KEY, TOKEN]);
+        }
+        const page = await context.newPage();
+        page.setDefaultTimeout(5000);
+        const errors = collectErrors(page);
+        await fn({ context, page, base, errors });
+        const unexpected = errors.filter((e) => !opts.expected?.(e));
+        assert.deepEqual(unexpected, [], "console errors");
+      } finally {
+        await context.close();
       }
-      const page = await context.newPage();
-      page.setDefaultTimeout(5000);
-      const errors = collectErrors(page);
-      await fn({ context, page, base, errors });
-      const unexpected = errors.filter((e) => !opts.expected?.(e));
-      assert.deepEqual(unexpected, [], "console errors");
-    } finally {
-      await context.close();
-    }
-  });
+    },
+  );
 }
 
 /** The island scripts ran (module scripts run before the load event). */
