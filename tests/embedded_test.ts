@@ -1,7 +1,8 @@
 /**
  * The embedded default: `deno task start` with no DATABASE_URL and no S3_BUCKET runs a real
  * PostgreSQL and the filesystem store under DATA_DIR, keeps its data across restarts, refuses a
- * second process on the same DATA_DIR, and shuts everything down on SIGTERM.
+ * second process on the same DATA_DIR, shuts everything down on SIGTERM and SIGINT, works as root
+ * in a folder PostgreSQL's user cannot enter, and stops with one line where it cannot work.
  */
 import assert from "node:assert/strict";
 import {
@@ -143,5 +144,22 @@ Deno.test("a DATA_DIR in a folder only its owner can enter starts; as root its c
     await Promise.all(started.splice(0).map((c) => c.stop(30_000)));
     if (cluster) await Deno.remove(cluster, { recursive: true }).catch(() => {});
     await Deno.remove(closed, { recursive: true }).catch(() => {});
+  }
+});
+
+Deno.test("a DATA_DIR that cannot be made stops the start with one line saying what to do", async () => {
+  const file = await Deno.makeTempFile({ prefix: "board-not-a-folder-" });
+  try {
+    const child = start(`${file}/data`, freePort());
+    const status = await child.status;
+    assert.equal(status.code, 1);
+    const lines = child.stderr().trim().split("\n");
+    assert.equal(lines.length, 1, child.stderr());
+    assert.match(
+      lines[0],
+      /^DATA_DIR .+ cannot be used \(.+\): set DATA_DIR to a folder you can write\.$/,
+    );
+  } finally {
+    await Deno.remove(file);
   }
 });

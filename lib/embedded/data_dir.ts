@@ -13,8 +13,18 @@ export class DataDirLockedError extends StartupError {
 
 /** Takes DATA_DIR for this process, or throws DataDirLockedError. The lock lives until exit. */
 export async function lockDataDir(dataDir: string): Promise<Deno.FsFile> {
-  await Deno.mkdir(dataDir, { recursive: true });
-  const file = await Deno.open(join(dataDir, ".lock"), { create: true, write: true });
+  let file: Deno.FsFile;
+  try {
+    await Deno.mkdir(dataDir, { recursive: true });
+    file = await Deno.open(join(dataDir, ".lock"), { create: true, write: true });
+  } catch (e) {
+    const why = e instanceof Error ? e.message : String(e);
+    throw new StartupError(
+      `DATA_DIR ${
+        resolve(dataDir)
+      } cannot be used (${why}): set DATA_DIR to a folder you can write.`,
+    );
+  }
   // flock() blocks while another process holds it: give up quickly instead of waiting.
   const acquired = await Promise.race([
     file.lock(true).then(() => true),

@@ -11,9 +11,10 @@
  */
 import postgres from "postgres";
 import { type Cluster, startCluster } from "./cluster.ts";
-import { postgresUser } from "./binaries.ts";
+import { oneLine, postgresUser } from "./binaries.ts";
 import { placeCluster } from "./placement.ts";
 import { encodeBase64Url } from "../base64.ts";
+import { StartupError } from "../startup.ts";
 
 export { DataDirLockedError, type LocalSecrets, localSecrets, lockDataDir } from "./data_dir.ts";
 export type { Cluster } from "./cluster.ts";
@@ -39,7 +40,10 @@ export async function startEmbeddedDatabase(
     await ensureDatabase(cluster, DATABASE);
   } catch (e) {
     await cluster.stop();
-    throw e;
+    throw new StartupError(
+      `The embedded PostgreSQL in ${dir} refused the service (${oneLine(e)}): if DATA_DIR's ` +
+        `secrets.json was replaced, restore it, or start afresh with a new DATA_DIR.`,
+    );
   }
   return { url: cluster.url(DATABASE), stop: cluster.stop };
 }
