@@ -104,10 +104,10 @@ async function rootCopy(native: string, version: string, base: string): Promise<
 }
 
 /** The binaries to run, as `runAs` (undefined: as this process's user). */
-export async function binaries(runAs?: RunAs, base = ROOT_BINARIES_DIR): Promise<Binaries> {
+export async function binaries(runAs?: RunAs): Promise<Binaries> {
   const { native, version } = await packaged();
   let dir = native;
-  if (runAs) dir = await rootCopy(native, version, base);
+  if (runAs) dir = await rootCopy(native, version, ROOT_BINARIES_DIR);
   else await hydrateLinks(native).catch(() => {}); // a read-only node_modules keeps what it has
   return { initdb: join(dir, "bin", "initdb"), postgres: join(dir, "bin", "postgres") };
 }

@@ -33,13 +33,13 @@ export interface ClusterOptions {
   password: string;
   /** Who runs it (see `postgresUser`); undefined: this process's user. */
   runAs?: RunAs;
-  /** Where root's copy of the binaries goes (tests only). */
-  binariesDir?: string;
+  /** A throwaway cluster: nothing is flushed to disk (a crash of the machine may lose it). */
+  scratch?: boolean;
 }
 
 /** Starts the cluster in `opts.dir`, initialising it first when it is new. */
 export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
-  const bins = await binaries(opts.runAs, opts.binariesDir);
+  const bins = await binaries(opts.runAs);
   if (!(await exists(join(opts.dir, "PG_VERSION")))) await initialise(bins, opts);
   await stopLeftover(opts.dir);
   for (let attempt = 1;; attempt++) {
@@ -78,6 +78,7 @@ async function initialise(bins: Binaries, opts: ClusterOptions): Promise<void> {
         "--builtin-locale=C.UTF-8",
         "--locale=C",
         "--no-instructions",
+        ...(opts.scratch ? ["--no-sync"] : []),
       ],
       ...spawnAs(runAs),
       stdout: "piped",
@@ -113,6 +114,7 @@ async function startPostmaster(bins: Binaries, opts: ClusterOptions, port: numbe
       "unix_socket_directories=",
       "-c",
       "lc_messages=C",
+      ...(opts.scratch ? ["-c", "fsync=off", "-c", "synchronous_commit=off"] : []),
     ],
     ...spawnAs(opts.runAs),
     stdin: "null",

@@ -64,7 +64,7 @@ export async function startScratchCluster(): Promise<EmbeddedDatabase> {
     const { dir, outside } = await placeCluster(tmp, runAs);
     if (outside) placed = dir;
     const password = encodeBase64Url(crypto.getRandomValues(new Uint8Array(18)));
-    const cluster = await startCluster({ dir, password, runAs });
+    const cluster = await startCluster({ dir, password, runAs, scratch: true });
     return {
       url: cluster.url("postgres"),
       stop: async () => {
