@@ -53,7 +53,8 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
   }
 }
 
-class PortTaken extends Error {}
+/** The postmaster could not bind its port (taken since it was found free). */
+class PortTaken extends StartupError {}
 
 async function initialise(bins: Binaries, opts: ClusterOptions): Promise<void> {
   const { dir, runAs } = opts;
@@ -159,7 +160,9 @@ async function startPostmaster(bins: Binaries, opts: ClusterOptions, port: numbe
       signal(child, "SIGKILL");
       await status;
     }
-    if (/could not bind|already in use/i.test(output)) throw new PortTaken();
+    if (/could not bind|already in use/i.test(output)) {
+      throw new PortTaken(`The embedded PostgreSQL could not listen: ${lastError(output)}`);
+    }
     throw new StartupError(
       `The embedded PostgreSQL in ${opts.dir} did not start${
         outcome === "timeout" ? ` within ${START_TIMEOUT_MS / 1000} s` : ""
