@@ -215,31 +215,29 @@ interface CtxOptions {
 
 /** A test in a fresh context; fails on any console error or uncaught exception not expected. */
 function browserTest(name: string, opts: CtxOptions, fn: (c: Ctx) => Promise<void>) {
-  Deno.test(
-    { name, ignore: BROWSER.skip, sanitizeOps: false, sanitizeResources: false },
-    async () => {
-      const base = opts.base ?? server.url;
-      const context = await browser!.newContext({ viewport: { width: 1280, height: 900 } });
-      try {
-        ipCounter++;
-        await context.setExtraHTTPHeaders({ "X-Real-IP": `198.51.100.${ipCounter}` });
-        if (opts.signedIn) {
-          await context.addInitScript(([key, token]) => {
-            localStorage.setItem(key, token);
-            localStorage.setItem(`${key}_expires_at`, String(Date.now() + 3_600_000));
-          }, [TOKEN_KEY, TOKEN]);
-        }
-        const page = await context.newPage();
-        page.setDefaultTimeout(5000);
-        const errors = collectErrors(page);
-        await fn({ context, page, base, errors });
-        const unexpected = errors.filter((e) => !opts.expected?.(e));
-        assert.deepEqual(unexpected, [], "console errors");
-      } finally {
-        await context.close();
+  const ignore = BROWSER.skip;
+  Deno.test({ name, ignore, sanitizeOps: false, sanitizeResources: false }, async () => {
+    const base = opts.base ?? server.url;
+    const context = await browser!.newContext({ viewport: { width: 1280, height: 900 } });
+    try {
+      ipCounter++;
+      await context.setExtraHTTPHeaders({ "X-Real-IP": `198.51.100.${ipCounter}` });
+      if (opts.signedIn) {
+        await context.addInitScript(([key, token]) => {
+          localStorage.setItem(key, token);
+          localStorage.setItem(`${key}_expires_at`, String(Date.now() + 3_600_000));
+        }, [TOKEN_KEY, TOKEN]);
       }
-    },
-  );
+      const page = await context.newPage();
+      page.setDefaultTimeout(5000);
+      const errors = collectErrors(page);
+      await fn({ context, page, base, errors });
+      const unexpected = errors.filter((e) => !opts.expected?.(e));
+      assert.deepEqual(unexpected, [], "console errors");
+    } finally {
+      await context.close();
+    }
+  });
 }
 
 /** The island scripts ran (module scripts run before the load event). */
