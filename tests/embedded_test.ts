@@ -103,9 +103,16 @@ Deno.test("a fresh DATA_DIR starts, answers health, keeps its data across a rest
     await assert.rejects(Deno.stat(`${dataDir}/postgres/postmaster.pid`));
   } finally {
     await Promise.all(started.splice(0).map((c) => c.stop(30_000)));
-    await Deno.remove(dataDir, { recursive: true }).catch(() => {});
+    await removeDataDir(dataDir);
   }
 });
+
+/** Removes a DATA_DIR and the cluster it links to, if its cluster lives outside it. */
+async function removeDataDir(dataDir: string) {
+  const link = await Deno.readLink(`${dataDir}/postgres`).catch(() => null);
+  if (link) await Deno.remove(link, { recursive: true }).catch(() => {});
+  await Deno.remove(dataDir, { recursive: true }).catch(() => {});
+}
 
 Deno.test("a DATA_DIR in a folder only its owner can enter starts; as root its cluster lives outside", async () => {
   // As `mktemp -d` or /root: mode 0700. As root, PostgreSQL's own user cannot enter it.
