@@ -4,6 +4,9 @@ import { sweepPendingDeletes } from "../lib/deleter.ts";
 import { ingestImage } from "../lib/images/ingest.ts";
 import type { ObjectStore } from "../lib/storage/mod.ts";
 import { ThumbnailPool } from "../lib/images/thumbnails/pool.ts";
+import { TEST_HANG } from "../lib/images/thumbnails/messages.ts";
+import type { Thumbnailer } from "../lib/services.ts";
+import { createApp } from "../app.ts";
 import { originalKey, thumbnailKey } from "../lib/storage/keys.ts";
 import { readAll } from "../lib/storage/mod.ts";
 import { isShortId } from "../lib/short_id.ts";
@@ -369,3 +372,35 @@ async function sha256(bytes: Uint8Array) {
   const d = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes as BufferSource));
   return [...d].map((b) => b.toString(16).padStart(2, "0")).join("");
 }
+
+Deno.test("a duplicate upload drops its queued thumbnail job: it answers while the one worker is busy", async () => {
+  using one = await ThumbnailPool.start({
+    size: 1,
+    maxPixels: 50_000_000,
+    timeoutMs: 120_000,
+    testHooks: true,
+  });
+  const outcomes: string[] = [];
+  const thumbnails: Thumbnailer = {
+    thumbnail: (input, signal) => {
+      const job = one.thumbnail(input, signal);
+      job.then(() => outcomes.push("made"), (e) => outcomes.push(String(e?.message ?? e)));
+      return job;
+    },
+  };
+  const app = createApp({ ...svc.services, thumbnails });
+  const bytes = await makeImage("png", 300, 200);
+  const first = await upload(app, auth, bytes, [randomTag()]);
+  assert.equal(first.status, 201);
+  await first.body?.cancel();
+  assert.deepEqual(outcomes, ["made"]);
+  // The only worker is taken by a job that never ends by itself: the next job has to queue.
+  const blocker = one.thumbnail(new TextEncoder().encode(TEST_HANG));
+  blocker.catch(() => {});
+  assert.deepEqual(one.stats(), { workers: 1, busy: 1, queued: 0 });
+  const again = await upload(app, auth, bytes, [randomTag()]);
+  assert.equal(again.status, 200, "the same content: the existing image");
+  await again.body?.cancel();
+  assert.deepEqual(one.stats(), { workers: 1, busy: 1, queued: 0 }, "its job left the queue");
+  assert.deepEqual(outcomes, ["made", "the upload no longer needs this thumbnail"]);
+});
