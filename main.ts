@@ -30,6 +30,7 @@ async function main() {
     ThumbnailPool.start({ size: config.THUMBNAIL_WORKERS, maxPixels: config.MAX_IMAGE_PIXELS }),
     JobQueue.start(config.DATABASE_URL!, log),
   ]);
+  log.info("thumbnail workers started", { workers: thumbnails.stats().workers });
   const dev = Deno.args.includes("--dev");
   if (await ensureAssets(dev)) log.info("client assets built", { dev });
   const app = createApp({ config, sql, store, log, thumbnails, jobs }, { dev });
