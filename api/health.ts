@@ -50,13 +50,13 @@ export class HealthChecks {
 
   /** `now` is the clock the ages are read from (tests pass their own). */
   constructor(
-    private readonly services: Pick<Services, "sql" | "store">,
+    private readonly services: Pick<Services, "sql" | "probeSql" | "store">,
     private readonly now: () => number = Date.now,
   ) {}
 
   async #run(): Promise<Checks> {
     const [database, storage] = await Promise.all([
-      withTimeout(() => this.services.sql`select 1`.execute()),
+      withTimeout(() => (this.services.probeSql ?? this.services.sql)`select 1`.execute()),
       withTimeout((signal) => this.services.store.check(signal)),
     ]);
     const checks = { database, storage };
@@ -106,7 +106,7 @@ const route = createRoute({
 });
 
 /** The health route. */
-export function healthRoutes(services: Pick<Services, "sql" | "store" | "log">) {
+export function healthRoutes(services: Pick<Services, "sql" | "probeSql" | "store" | "log">) {
   const checks = new HealthChecks(services);
   return new OpenAPIHono<AppEnv>().openapi(route, async (c) => {
     const { database, storage } = await checks.current();
