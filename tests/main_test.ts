@@ -35,6 +35,16 @@ function logLines(child: ChildService): { level: string; msg: string; [k: string
   });
 }
 
+/** The threads of process `pid` that run a Web Worker. */
+async function webWorkerThreads(pid: number): Promise<number> {
+  let n = 0;
+  for await (const task of Deno.readDir(`/proc/${pid}/task`)) {
+    const name = await Deno.readTextFile(`/proc/${pid}/task/${task.name}/comm`).catch(() => "");
+    if (/^worker-\d+$/.test(name.trim())) n++;
+  }
+  return n;
+}
+
 function signIn(base: string, username: string, headers: Record<string, string> = {}) {
   return fetch(`${base}/api/v1/auth/token`, {
     method: "POST",
@@ -76,6 +86,8 @@ Deno.test("ADMIN_USERNAME, THUMBNAIL_WORKERS and LOG_LEVEL=info reach the servic
     const lines = logLines(child);
     const started = lines.find((l) => l.msg === "thumbnail workers started");
     assert.equal(started?.workers, 3, child.output());
+    // And as the kernel sees it: Deno runs each Web Worker on a thread named "worker-<n>".
+    assert.equal(await webWorkerThreads(child.pid), 3, "one thread per thumbnail worker");
     assert.ok(lines.some((l) => l.msg === "request" && l.level === "info"), "info lines written");
 
     child.kill("SIGINT");
