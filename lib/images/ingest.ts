@@ -45,11 +45,16 @@ const UPLOAD_GUARD_SECONDS = 3600;
 /** Uploads of the same content in flight in this process, so they share one store-and-insert. */
 const inflight = new Map<string, Promise<unknown>>();
 
-/** Ingests one uploaded file with its (normalised) tags. */
+/**
+ * Ingests one uploaded file with its (normalised) tags. `sha256`, its hex SHA-256, is what the
+ * upload computed while the bytes streamed in (api/upload_body.ts); without it the bytes are
+ * hashed here, in one go.
+ */
 export async function ingestImage(
   services: Services,
   bytes: Uint8Array,
   tags: string[],
+  sha256?: string,
 ): Promise<IngestResult> {
   const sniffed = sniffImage(bytes);
   if (!sniffed) {
@@ -68,7 +73,7 @@ export async function ingestImage(
     : Promise.reject(new Error("no thumbnailer"));
   thumbnail.catch(() => {}); // awaited only if this upload stores a new image
   try {
-    return await tagOrCreate(services, bytes, tags, sniffed, thumbnail);
+    return await tagOrCreate(services, bytes, sha256 ?? sha256Hex(bytes), tags, sniffed, thumbnail);
   } finally {
     unneeded.abort(new Error("the upload no longer needs this thumbnail"));
   }
@@ -81,11 +86,11 @@ export async function ingestImage(
 async function tagOrCreate(
   services: Services,
   bytes: Uint8Array,
+  hash: string,
   tags: string[],
   sniffed: Sniffed,
   thumbnail: Promise<Thumbnail>,
 ): Promise<IngestResult> {
-  const hash = sha256Hex(bytes);
   for (let attempt = 0; attempt < 3; attempt++) {
     const pending = inflight.get(hash);
     if (pending) {

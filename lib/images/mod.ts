@@ -9,5 +9,5 @@
  * - `thumbnail_backfill.ts`: thumbnails for images that have none.
  */
 export { BusyError, ingestImage, type IngestResult, TooManyPixelsError } from "./ingest.ts";
-export { multipartBoundary, parseMultipart } from "./multipart.ts";
+export { multipartBoundary, MultipartParser, parseMultipart } from "./multipart.ts";
 export { sniffImage, UnsupportedImageError } from "./sniff.ts";
