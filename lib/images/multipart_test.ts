@@ -113,8 +113,18 @@ Deno.test("MultipartParser reads a body split at every awkward place as the whol
     const parser = new MultipartParser(boundary, (data, part) => {
       (seen[part] ??= []).push(data.slice());
     });
+    const fileStart = indexOfBytes(body, new TextEncoder().encode("\r\n\r\n"), 200) + 4;
+    const fileEnd = fileStart + bytes.length;
+    assert.deepEqual(body.subarray(fileStart, fileEnd), bytes);
+    const delimiterLine = boundary.length + 4; // "\r\n--" + boundary
     for (const cut of [...cuts, body.length]) {
-      if (cut > 0 && cut <= body.length) parser.advance(body, cut);
+      if (!(cut > 0 && cut <= body.length)) continue;
+      parser.advance(body, cut);
+      // Incremental: every file byte that cannot be the start of the delimiter is handed on
+      // before the rest of the body arrives.
+      const handed = (seen[1] ?? []).reduce((n, d) => n + d.length, 0);
+      const due = Math.min(fileEnd, cut - delimiterLine + 1) - fileStart;
+      assert.ok(handed >= due, `cut at ${cut}: ${handed} of ${due} file bytes handed on`);
     }
     const parts = parser.finish(body);
     assert.deepEqual(parts, whole, `cuts at ${cuts.slice(0, 3)}...`);
