@@ -445,8 +445,9 @@ export async function startService(
   tempDirs.add(dataDir);
   // BENCH_SERVE_FLAGS: extra deno flags for the service (diagnostics, e.g. V8 GC tracing).
   const flags = Deno.env.get("BENCH_SERVE_FLAGS")?.split(" ").filter(Boolean) ?? [];
+  // BENCH_SERVE_SCRIPT: another entry (e.g. another checkout's copy, for before/after runs).
   const child = await spawnReady<{ port: number; workers: number }>(
-    "bench/serve.ts",
+    Deno.env.get("BENCH_SERVE_SCRIPT") ?? "bench/serve.ts",
     {
       DATABASE_URL: databaseUrl,
       DATA_DIR: dataDir,

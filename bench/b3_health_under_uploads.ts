@@ -90,7 +90,7 @@ async function serviceGap(pid: number, file: string, during: () => Promise<unkno
     const text = await Deno.readTextFile(file).catch(() => "");
     if (text) {
       await Deno.remove(file);
-      return JSON.parse(text) as { max: number; over5: number; over20: number };
+      return JSON.parse(text) as { max: number; maxRan: number; over5: number; over20: number };
     }
     await sleep(20);
   }
@@ -118,7 +118,7 @@ if (import.meta.main) {
         const idle = await probeWhile(svc.base, () => sleep(IDLE_MS));
         const burst = await uploader(svc.base, auth, "socket");
         let uploads!: { statuses: number[]; ms: number };
-        let gaps!: { max: number; over5: number; over20: number };
+        let gaps!: { max: number; maxRan: number; over5: number; over20: number };
         // The prober runs a moment before the burst and stops as soon as the last upload answers.
         const busy = await probeWhile(svc.base, async () => {
           await sleep(100);
