@@ -7,6 +7,7 @@
  */
 import { HttpError } from "./errors.ts";
 import { createHash } from "node:crypto";
+import { yieldIfBusy } from "../lib/event_loop.ts";
 import { multipartBoundary, MultipartParser } from "../lib/images/mod.ts";
 import { parseTagList, TagNameError } from "../lib/tag_names.ts";
 
@@ -72,6 +73,7 @@ async function readBody(
       if (read.done) break;
       at += read.view.length;
       onRead(new Uint8Array(buffer), at);
+      await yieldIfBusy();
     }
     if (declared !== null && at !== declared) {
       throw new Error("the body is shorter than its Content-Length");

@@ -136,7 +136,10 @@ if (import.meta.main) {
             } during the burst; the prober's own timer was at most ${ms(busy.lag)} late; ` +
             `the service's event loop (1 ms timer) during the burst: longest gap ${
               ms(gaps.max)
-            }, ${gaps.over5} gaps over 5 ms, ${gaps.over20} over 20 ms`,
+            }, ${gaps.over5} gaps over 5 ms, ${gaps.over20} over 20 ms; the most CPU its main ` +
+            `thread ran between two ticks (how long it held the loop, net of waiting for a core) ${
+              ms(gaps.maxRan)
+            }`,
         );
 
         // The old B3: uploads through fetch, one back-to-back prober in this process.

@@ -13,6 +13,7 @@ import http from "node:http";
 import https from "node:https";
 import { Buffer } from "node:buffer";
 import { Readable } from "node:stream";
+import { yieldIfBusy } from "../event_loop.ts";
 
 /** The most written to the socket at once. */
 const WRITE_BYTES = 256 * 1024;
@@ -53,11 +54,13 @@ export function sendBytes(
     signal.addEventListener("abort", abort, { once: true });
     req.on("close", () => signal.removeEventListener("abort", abort));
     req.on("error", reject);
-    // In pieces, the next once the last is taken: the runtime copies what it is given, and a
-    // write of 5 MB (or pieces written in one go) was one stretch of 13-18 ms of the event loop.
+    // In pieces, the next once the last is taken and the loop has had its turn (event_loop.ts):
+    // the runtime copies what it is given, and a write of 5 MB (or pieces written in one go)
+    // was one stretch of 13-18 ms of the event loop.
     const bytes = Buffer.from(body.buffer, body.byteOffset, body.length);
     let at = 0;
-    const write = (err?: Error | null) => {
+    const write = async (err?: Error | null) => {
+      await yieldIfBusy();
       if (err || req.destroyed) return;
       if (at >= bytes.length) return void req.end();
       req.write(bytes.subarray(at, at += WRITE_BYTES), write);
