@@ -9,7 +9,7 @@
  * removes the stored objects.
  */
 import { addTagsByHash, getImageByHash, type ImageWithTags, insertImage } from "../../db/images.ts";
-import { clearDeletes, scheduleDeletes } from "../../db/pending_deletes.ts";
+import { clearDeletes, reserveShortIdKeys, scheduleDeletes } from "../../db/pending_deletes.ts";
 import { isDatabaseUnavailable } from "../../db/client.ts";
 import { sniffImage, UnsupportedImageError } from "./sniff.ts";
 import type { Services, Thumbnailer } from "../services.ts";
@@ -30,6 +30,26 @@ export class BusyError extends Error {
   override name = "BusyError";
 }
 
+/** A restore asked for a short ID that another image (or an upload in flight) holds. */
+export class ShortIdTakenError extends Error {
+  override name = "ShortIdTakenError";
+  constructor(readonly shortId: string) {
+    super(`The short ID ${shortId} belongs to an image with other content`);
+  }
+}
+
+/** What a restore may ask of a new image (its old short ID and creation date), and the hash. */
+export interface IngestOptions {
+  /** Honoured when free; ShortIdTakenError when another image holds it. */
+  shortId?: string | null;
+  createdAt?: Date | null;
+  /**
+   * The bytes' hex SHA-256, as the upload computed it while they streamed in
+   * (api/upload_body.ts); without it the bytes are hashed here, in one go.
+   */
+  sha256?: string;
+}
+
 /** The outcome of an upload: a new image, or the existing one with the same content. */
 export interface IngestResult {
   created: boolean;
@@ -45,16 +65,12 @@ const UPLOAD_GUARD_SECONDS = 3600;
 /** Uploads of the same content in flight in this process, so they share one store-and-insert. */
 const inflight = new Map<string, Promise<unknown>>();
 
-/**
- * Ingests one uploaded file with its (normalised) tags. `sha256`, its hex SHA-256, is what the
- * upload computed while the bytes streamed in (api/upload_body.ts); without it the bytes are
- * hashed here, in one go.
- */
+/** Ingests one uploaded file with its (normalised) tags. */
 export async function ingestImage(
   services: Services,
   bytes: Uint8Array,
   tags: string[],
-  sha256?: string,
+  options: IngestOptions = {},
 ): Promise<IngestResult> {
   const sniffed = sniffImage(bytes);
   if (!sniffed) {
@@ -73,7 +89,8 @@ export async function ingestImage(
     : Promise.reject(new Error("no thumbnailer"));
   thumbnail.catch(() => {}); // awaited only if this upload stores a new image
   try {
-    return await tagOrCreate(services, bytes, sha256 ?? sha256Hex(bytes), tags, sniffed, thumbnail);
+    const hash = options.sha256 ?? sha256Hex(bytes);
+    return await tagOrCreate(services, bytes, hash, tags, sniffed, thumbnail, options);
   } finally {
     unneeded.abort(new Error("the upload no longer needs this thumbnail"));
   }
@@ -90,6 +107,7 @@ async function tagOrCreate(
   tags: string[],
   sniffed: Sniffed,
   thumbnail: Promise<Thumbnail>,
+  options: IngestOptions,
 ): Promise<IngestResult> {
   for (let attempt = 0; attempt < 3; attempt++) {
     const pending = inflight.get(hash);
@@ -99,7 +117,7 @@ async function tagOrCreate(
     const existing = await addTagsByHash(services.sql, hash, tags);
     if (existing) return { created: false, image: existing };
     if (inflight.has(hash)) continue;
-    const job = createImage(services, bytes, hash, sniffed, tags, thumbnail);
+    const job = createImage(services, bytes, hash, sniffed, tags, thumbnail, options);
     inflight.set(hash, job);
     try {
       const result = await job;
@@ -121,11 +139,19 @@ async function createImage(
   sniffed: Sniffed,
   tags: string[],
   thumbnail: Promise<Thumbnail>,
+  options: IngestOptions,
 ): Promise<IngestResult | null> {
   const { sql, store, log } = services;
-  const shortId = newShortId();
+  const shortId = options.shortId ?? newShortId();
   const keys = [originalKey(shortId), thumbnailKey(shortId)];
-  await scheduleDeletes(sql, keys, UPLOAD_GUARD_SECONDS);
+  if (options.shortId) {
+    // A chosen ID's keys may be another image's objects: they are written only once reserved.
+    if (!await reserveShortIdKeys(sql, shortId, keys, UPLOAD_GUARD_SECONDS)) {
+      throw new ShortIdTakenError(shortId);
+    }
+  } else {
+    await scheduleDeletes(sql, keys, UPLOAD_GUARD_SECONDS);
+  }
 
   // The pool copies what it hands to a worker, so `bytes` stays ours for the storage put.
   const [stored, thumb] = await Promise.allSettled([
@@ -183,6 +209,7 @@ async function createImage(
         width: sniffed.width,
         height: sniffed.height,
         thumbnailKey: thumbKey,
+        createdAt: options.createdAt ?? null,
       },
       tags,
       owned,
