@@ -11,7 +11,10 @@ export interface WarmupRequest {
   type: "warmup";
 }
 
-/** One job; `input` is transferred, so the worker owns it. */
+/**
+ * One job; `input` is a view of a buffer that is transferred, so the worker owns it until it
+ * hands the buffer back with its answer (the pool copies the next job into it).
+ */
 export interface ThumbnailJobRequest {
   type: "thumbnail";
   id: number;
@@ -22,12 +25,16 @@ export interface ThumbnailJobRequest {
 /** What the pool sends a worker. */
 export type WorkerRequest = WarmupRequest | ThumbnailJobRequest;
 
-/** The worker has finished its warmup and takes jobs. */
+/**
+ * The worker has finished its warmup and takes jobs. `buffer` is an input buffer it allocated
+ * and wrote to (so its pages are mapped off the event loop), transferred to the pool.
+ */
 export interface ReadyResponse {
   type: "ready";
+  buffer: ArrayBuffer;
 }
 
-/** A finished job; `data` is transferred back. */
+/** A finished job; `data` and the job's input `buffer` are transferred back. */
 export interface DoneResponse {
   type: "done";
   id: number;
@@ -36,6 +43,7 @@ export interface DoneResponse {
   height: number;
   /** The perceptual hash of the same pixels; null for a plain picture. */
   phash: bigint | null;
+  buffer: ArrayBuffer;
 }
 
 /** A job the image itself made fail (corrupt, unsupported, too large); the worker lives on. */
@@ -43,6 +51,7 @@ export interface FailedResponse {
   type: "failed";
   id: number;
   message: string;
+  buffer: ArrayBuffer;
 }
 
 /** What a worker sends the pool. */

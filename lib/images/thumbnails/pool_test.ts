@@ -63,6 +63,26 @@ Deno.test("ThumbnailPool returns the worker's perceptual hash with the thumbnail
   equal(pooled.phash, direct.phash);
 });
 
+Deno.test("ThumbnailPool passes inputs larger and smaller than the worker's buffer whole", async () => {
+  using pool = await ThumbnailPool.start({ size: 1, maxPixels: MAX_PIXELS });
+  // A PNG of noise over the 8 MiB buffer a worker starts with, then small JPEGs in the buffer it
+  // hands back: each job must see exactly its own bytes, not what an earlier one left there.
+  const raw = crypto.getRandomValues(new Uint8Array(65_536));
+  const noise = new Uint8Array(1800 * 1700 * 3).map((_, i) => raw[i % 65_521]);
+  const big = new Uint8Array(
+    await sharp(noise, { raw: { width: 1800, height: 1700, channels: 3 } }).png({
+      compressionLevel: 0,
+    }).toBuffer(),
+  );
+  ok(big.length > 8 * 1024 * 1024, `${big.length} bytes`);
+  const inputs = [await jpeg(600, 300), big, await jpeg(300, 600), big, await jpeg(500, 500)];
+  const sizes = [[400, 200], [400, 378], [200, 400], [400, 378], [400, 400]];
+  for (const [i, input] of inputs.entries()) {
+    const thumb = await pool.thumbnail(input);
+    deepEqual([thumb.width, thumb.height], sizes[i], `job ${i}`);
+  }
+});
+
 Deno.test("ThumbnailPool rejects at once when the queue is full", async () => {
   using pool = await ThumbnailPool.start({ size: 1, maxQueue: 2, maxPixels: MAX_PIXELS });
   const input = await jpeg(1200, 900);
@@ -111,16 +131,28 @@ Deno.test("ThumbnailPool fails the job of a crashed worker and replaces it", asy
 });
 
 Deno.test("ThumbnailPool times out a hung worker and replaces it", async () => {
+  // Long enough that the real thumbnail after the hang finishes within it on a loaded machine.
+  const timeoutMs = 1_500;
   using pool = await ThumbnailPool.start({
     size: 1,
-    timeoutMs: 500,
+    timeoutMs,
     maxPixels: MAX_PIXELS,
     testHooks: true,
   });
   const started = performance.now();
-  await rejects(pool.thumbnail(hang), ThumbnailTimeoutError);
+  // Without the timeout the job would hang for ever; the guard turns that into a failure.
+  let guard: ReturnType<typeof setTimeout> | undefined;
+  const hung = new Promise<never>((_, reject) => {
+    guard = setTimeout(() => reject(new Error("the hung job never timed out")), 120_000);
+  });
+  try {
+    await rejects(Promise.race([pool.thumbnail(hang), hung]), ThumbnailTimeoutError);
+  } finally {
+    clearTimeout(guard);
+  }
+  // A timer never fires early (a few ms of clock granularity aside): the job got its full time.
   const waited = performance.now() - started;
-  ok(waited >= 490 && waited < 2000, `timed out after ${waited} ms`);
+  ok(waited >= timeoutMs - 10, `timed out after ${waited} ms, before its ${timeoutMs} ms`);
   equal((await pool.thumbnail(await jpeg(640, 480))).width, 400);
   deepEqual(pool.stats(), { workers: 1, busy: 0, queued: 0 });
 });
