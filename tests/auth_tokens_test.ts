@@ -24,6 +24,7 @@ const ACCEPTED_ANSWERS: Record<string, number> = {
   "DELETE /images/:id": 404, // no such image
   "PATCH /images/:id/tags": 404, // no such image
   "POST /images": 400, // not a multipart body
+  "POST /images/:id/merge-into/:other": 422, // the walk fills both IDs alike: a self-merge
 };
 
 function protectedApp() {
