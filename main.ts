@@ -12,6 +12,7 @@ import { openResources } from "./lib/resources.ts";
 import { ThumbnailPool } from "./lib/images/thumbnails/pool.ts";
 import { startDeleteSweeper } from "./lib/deleter.ts";
 import { JobQueue } from "./lib/jobs/mod.ts";
+import { implicationsJob } from "./lib/tags/mod.ts";
 import { serveUntilSignal } from "./lib/http/mod.ts";
 
 const SHUTDOWN_GRACE_MS = 25_000;
@@ -30,6 +31,7 @@ async function main() {
     ThumbnailPool.start({ size: config.THUMBNAIL_WORKERS, maxPixels: config.MAX_IMAGE_PIXELS }),
     JobQueue.start(config.DATABASE_URL!, log),
   ]);
+  await jobs.work(implicationsJob(sql, log));
   const dev = Deno.args.includes("--dev");
   if (await ensureAssets(dev)) log.info("client assets built", { dev });
   const app = createApp({ config, sql, store, log, thumbnails, jobs }, { dev });

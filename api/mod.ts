@@ -4,6 +4,7 @@ import { authRoutes } from "./auth.ts";
 import { capBodies } from "./body_limit.ts";
 import { imageWriteRoutes } from "./image_writes.ts";
 import { createReadApi } from "./read_api.ts";
+import { tagRuleWriteRoutes } from "./tag_rules.ts";
 
 /** The whole API, without its `/api/v1` prefix, and the read model the pages share. */
 export function createApiApp(services: Services) {
@@ -11,5 +12,6 @@ export function createApiApp(services: Services) {
   api.use(capBodies); // before every route that takes a body
   api.route("/", authRoutes(services));
   api.route("/", imageWriteRoutes(services, read));
+  api.route("/", tagRuleWriteRoutes(services));
   return { api, read };
 }

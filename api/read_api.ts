@@ -10,6 +10,7 @@ import { onError } from "./errors.ts";
 import { healthRoutes } from "./health.ts";
 import { imageRoutes } from "./images.ts";
 import { newRouter } from "./router.ts";
+import { tagRuleReadRoutes } from "./tag_rules.ts";
 import { tagRoutes } from "./tags.ts";
 
 /** The read API and the read model it was built on (the pages share it). */
@@ -30,6 +31,7 @@ export function createReadApi(services: Services, read?: ReadModel) {
   api.route("/", deliveryRoutes(services));
   api.route("/", imageRoutes(model));
   api.route("/", tagRoutes(model));
+  api.route("/", tagRuleReadRoutes(services));
   api.notFound((c) => c.json({ detail: "Not found" }, 404));
   api.onError(onError);
   return { api, read: model };

@@ -6,7 +6,7 @@
  */
 import { HttpError } from "./errors.ts";
 import { multipartBoundary, parseMultipart } from "../lib/images/mod.ts";
-import { parseTagList, TagNameError } from "../lib/tag_names.ts";
+import { parseTagList, TagNameError } from "../lib/tags/mod.ts";
 
 /** Room for multipart framing and the other fields, on top of the file's own limit. */
 export const FORM_OVERHEAD_BYTES = 64 * 1024;

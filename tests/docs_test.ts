@@ -145,5 +145,13 @@ Deno.test("every operation has its stable operationId, the names generated clien
     "get /images/{id}/file": "getImageFile",
     "get /images/{id}/thumbnail": "getImageThumbnail",
     "get /tags": "listTags",
+    "get /tags/suggest": "suggestTags",
+    "patch /tags/{name}": "renameTag",
+    "get /tag-aliases": "listTagAliases",
+    "put /tag-aliases/{alias}": "putTagAlias",
+    "delete /tag-aliases/{alias}": "deleteTagAlias",
+    "get /tag-implications": "listTagImplications",
+    "put /tag-implications/{tag}": "putTagImplications",
+    "delete /tag-implications/{tag}": "deleteTagImplications",
   });
 });

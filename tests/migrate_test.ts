@@ -124,6 +124,7 @@ Deno.test("a backfill that dies half-way is completed by the next run", async ()
       "004_short_id_required",
       "005_pending_deletes",
       "006_login_failures",
+      "007_tag_rules",
     ]);
     await assertBackfilled(db.sql, seeded);
     // The rerun reused the planned IDs: no second copy under another key.
