@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import { startService } from "./_harness/app.ts";
 import { authHeader, makeImage, randomTag, upload } from "./_harness/images.ts";
+import { sweepPendingDeletes } from "../lib/deleter.ts";
 import { tagCountDrift, until } from "./reliability/_util.ts";
 
 const svc = await startService({ jobs: true });
@@ -305,5 +306,28 @@ Deno.test("race: an implication applied while the tag is being added elsewhere",
   );
   assert.equal(await countOf(t), 3006);
   for (const img of made) assert.deepEqual(await tagsOf(img.short_id), [implied, t].sort());
+  await noDrift();
+});
+
+Deno.test("tags an upload implies count towards 50: 422 and nothing stored", async () => {
+  const [a, ...implied] = Array.from({ length: 6 }, () => randomTag("cap"));
+  await ok(call("PUT", `/tag-implications/${a}`, { implies: implied }), 201);
+  const objects = async () => (await Array.fromAsync(svc.s3.store.list("images/"))).length;
+  const before = await objects();
+  const bytes = await makeImage("png", 9, 9);
+  const res = await upload(svc.app, auth, bytes, [
+    a,
+    ...Array.from({ length: 45 }, (_, i) => `f${i}`),
+  ]);
+  assert.equal(res.status, 422);
+  assert.equal((await res.json()).code, "too_many_tags");
+  await svc.db.sql`update pending_deletes set next_attempt_at = now()`;
+  await sweepPendingDeletes(svc.db.sql, svc.s3.store);
+  assert.equal(await objects(), before, "the stored objects were removed");
+  const img = await newImage(Array.from({ length: 45 }, (_, i) => `g${i}`));
+  const edit = await call("PATCH", `/images/${img.short_id}/tags`, { add: [a] });
+  assert.equal(edit.status, 422, "45 + the tag + the 5 it implies");
+  assert.equal((await tagsOf(img.short_id)).length, 45);
+  await edit.body?.cancel();
   await noDrift();
 });
