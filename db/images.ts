@@ -108,7 +108,10 @@ const NO_CURSOR = "9223372036854775807";
  *
  * Exclusions are one more bound array in each of the three statements, never a parameter per tag:
  * each candidate is probed in image_tags (tag_id, image_seq) for the excluded tags' IDs (an array
- * built once; an empty array's probe ends before reading the index). A one-time test that skipped
+ * built once; an empty array's probe ends before reading the index). The probe is a scalar
+ * sub-select, not `not exists`, which PostgreSQL turns into a hash anti-join that reads every
+ * image of the excluded tags first: 1.1 s for `t2,-t1` at a million images, against a page's
+ * worth of probes. A one-time test that skipped
  * the probe with no exclusion made PostgreSQL plan every request afresh: the custom plans, which
  * fold the test away, were estimated cheaper than the generic one.
  */
@@ -124,13 +127,17 @@ export async function listImages(
     sql`${column} < (select ${opts.beforeSeq ?? NO_CURSOR}::bigint)`;
   const scan = sql.unsafe(`limit ${MAX_PAGE_ROWS}`);
   const exclude = [...new Set(opts.exclude ?? [])];
+  // The excluded tags' IDs, looked up once per statement (a CTE: inside the per-row probe the
+  // lookup would be costed once per candidate, more for a bound array than for a literal one, and
+  // PostgreSQL would plan every request afresh).
+  const excluded = sql`excluded as materialized (
+    select array(select id from tags where name = any(${exclude}::text[])) as ids)`;
   const without = (column: postgres.PendingQuery<postgres.Row[]>) =>
-    sql`and not exists (
-      select 1 from image_tags x
-      where x.tag_id = any(array(select id from tags where name = any(${exclude}::text[])))
-        and x.image_seq = ${column})`;
+    sql`and (select 1 from image_tags x
+      where x.tag_id = any((select ids from excluded)::bigint[]) and x.image_seq = ${column} limit 1) is null`;
   if (tags.length === 0) {
     return await sql<ImageWithTags[]>`
+      with ${excluded}
       select ${COLUMNS(sql)}, ${TAGS(sql)}
       from (select * from images i where ${before(sql`i.seq`)} ${without(sql`i.seq`)}
             order by i.seq desc ${scan}) i
@@ -138,6 +145,7 @@ export async function listImages(
   }
   if (tags.length === 1) {
     return await sql<ImageWithTags[]>`
+      with ${excluded}
       select ${COLUMNS(sql)}, ${TAGS(sql)}
       from (
         select d.image_seq from image_tags d
@@ -158,7 +166,7 @@ export async function listImages(
         select 1 from image_tags o where o.tag_id = w.id and o.image_seq = d.image_seq))`;
   };
   return await sql<ImageWithTags[]>`
-    with ranked as materialized (
+    with ${excluded}, ranked as materialized (
       select id, image_count::bigint as image_count, -- bigint: the ratio times it cannot overflow
              row_number() over (order by image_count, id) as k
       from tags where name = any(${tags}::text[]))

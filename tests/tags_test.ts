@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { startService } from "./_harness/app.ts";
 import { authHeader, makeImage, randomTag, upload } from "./_harness/images.ts";
 import { sweepPendingDeletes } from "../lib/deleter.ts";
+import { scheduleImplications } from "../lib/tags/mod.ts";
 import { tagCountDrift, until } from "./reliability/_util.ts";
 
 const svc = await startService({ jobs: true });
@@ -329,5 +330,18 @@ Deno.test("tags an upload implies count towards 50: 422 and nothing stored", asy
   assert.equal(edit.status, 422, "45 + the tag + the 5 it implies");
   assert.equal((await tagsOf(img.short_id)).length, 45);
   await edit.body?.cancel();
+  await noDrift();
+});
+
+Deno.test("without a job queue (a tool, a test app) implications are applied in-process", async () => {
+  const [t, implied] = [randomTag("np"), randomTag("ni")];
+  await seedLinks(t, 700);
+  await ok(call("PUT", `/tag-implications/${t}`, { implies: [implied] }), 201);
+  await until("the queue applied it", async () => await countOf(implied) === 700);
+  await svc.db
+    .sql`delete from image_tags where tag_id = (select id from tags where name = ${implied})`;
+  const [{ id }] = await svc.db.sql`select id::text from tags where name = ${t}`;
+  await scheduleImplications({ sql: svc.db.sql, log: svc.services.log }, id);
+  await until("applied in this process", async () => await countOf(implied) === 700);
   await noDrift();
 });
