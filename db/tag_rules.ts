@@ -282,19 +282,19 @@ export function applyImplicationsBatch(
         select b.image_id, b.image_seq, c.id as tag_id from batch b cross join implied c
         where not exists (
           select 1 from image_tags x where x.image_id = b.image_id and x.tag_id = c.id)),
-      fits as (
-        select m.* from missing m
-        where (select count(*) from image_tags x where x.image_id = m.image_id)
-            + (select count(*) from missing n where n.image_id = m.image_id)
+      per_image as (select image_id, count(*) as n from missing group by image_id),
+      room as (
+        select p.image_id from per_image p
+        where (select count(*) from image_tags x where x.image_id = p.image_id) + p.n
             <= ${MAX_TAGS_PER_IMAGE}),
+      fits as (select m.* from missing m join room r on r.image_id = m.image_id),
       added as (
         insert into image_tags (image_id, tag_id, image_seq)
         select image_id, tag_id, image_seq from fits order by tag_id
         on conflict do nothing returning 1)
       select (select count(*)::int from batch) as images,
         (select count(*)::int from added) as added,
-        (select count(distinct image_id)::int from missing)
-          - (select count(distinct image_id)::int from fits) as skipped,
+        (select count(*)::int from per_image) - (select count(*)::int from room) as skipped,
         (select min(image_seq)::text from batch) as last`;
       return {
         images: row.images,

@@ -245,16 +245,20 @@ Deno.test("rename: a new name renames; an existing one merges with exact counts"
   await noDrift();
 });
 
+let seeded = 0;
+
 /** Links `n` new images (inserted directly, fast) to tag `name`, creating it. */
 async function seedLinks(name: string, n: number, also: string[] = []) {
+  const base = seeded;
+  seeded += n;
   await svc.db.sql`insert into tags (name) select unnest(${[name, ...also]}::text[])
                    on conflict do nothing`;
   await svc.db.sql`
     with made as (
       insert into images (short_id, hash, content_type, size_bytes, width, height)
-      select substr(md5(random()::text), 1, 8), md5(random()::text) || md5(random()::text),
+      select 'z' || lpad(to_hex(${base} + g), 7, '0'), md5(random()::text) || md5(random()::text),
              'image/png', 10, 1, 1
-      from generate_series(1, ${n}) returning id, seq)
+      from generate_series(1, ${n}) g returning id, seq)
     insert into image_tags (image_id, tag_id, image_seq)
     select m.id, t.id, m.seq from made m join tags t on t.name = any(${[name, ...also]}::text[])`;
 }
