@@ -64,11 +64,13 @@ export async function startService(opts: TestServiceOptions = {}): Promise<TestS
   await migrate(db.sql, s3.store);
   // The service's own pool, bounded as in production; `db.sql` stays for set-up and inspection.
   const sql = createSql(db.url);
+  const probeSql = createSql(db.url, { max: 1 });
   const jobs = opts.jobs ? await JobQueue.start(db.url, log, { maxConnections: 2 }) : undefined;
   if (jobs) await jobs.work(implicationsJob(sql, log));
   const services: Services = {
     config,
     sql,
+    probeSql,
     store: s3.store,
     log,
     thumbnails: opts.thumbnails,
@@ -85,6 +87,7 @@ export async function startService(opts: TestServiceOptions = {}): Promise<TestS
     close: async () => {
       await jobs?.stop(1000);
       await sql.end({ timeout: 1 });
+      await probeSql.end({ timeout: 1 });
       if (!opts.db) await db.drop();
       if (!opts.s3) await disposeS3(s3);
     },
