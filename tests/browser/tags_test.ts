@@ -210,3 +210,14 @@ browserTest(
     assert.deepEqual(aliases, [{ alias: "lol", target: "laughing" }]);
   },
 );
+
+browserTest("the upload form's tag input suggests as you type", true, async (page) => {
+  await page.goto(`${server.url}/upload`);
+  await ready(page);
+  await page.locator("#upload-tags").focus();
+  await page.keyboard.type("lo");
+  await page.locator("#upload-tags-options li", { hasText: "alias lol" }).waitFor();
+  await page.keyboard.press("ArrowDown");
+  await page.keyboard.press("Enter");
+  assert.equal(await page.locator("#upload-tags").inputValue(), "laughing, ");
+});
