@@ -58,13 +58,20 @@ export async function resolveTagNames(sql: AnySql, names: string[]): Promise<str
   return [...new Set(rows.map((r) => r.name))];
 }
 
-/** The tag list: tags that have images, filtered and ordered as asked. */
+/**
+ * The tag list: tags that have images, filtered and ordered as asked. The search also finds a tag
+ * through its aliases (`lol` finds `laughing`); their targets are looked up once (an init plan).
+ */
 export function listTags(sql: Sql, q: ListTagsQuery): Promise<TagDto[]> {
   const minCount = Math.max(1, q.min_count ?? 1);
   const order = q.sort === "count_desc" ? sql`image_count desc, name` : sql`name`;
+  const search = q.q
+    ? sql`and (${substring(sql, "name", q.q)} or id = any(array(
+        select target_id from tag_aliases where ${substring(sql, "alias", q.q)})))`
+    : sql``;
   return sql<TagDto[]>`
     select name, image_count from tags
-    where image_count >= ${minCount} ${q.q ? sql`and ${substring(sql, "name", q.q)}` : sql``}
+    where image_count >= ${minCount} ${search}
     order by ${order}
     limit ${q.limit} offset ${q.offset}`;
 }

@@ -79,6 +79,8 @@ Deno.test("an alias takes over a tag's links and then means its target everywher
   assert.deepEqual(await tagsOf(c.short_id), []);
   assert.deepEqual(await ids(`tags=${lol}`), [d.short_id, b.short_id, a.short_id]);
   assert.deepEqual(await ids(`tags=${lol},${laughing}`), await ids(`tags=${laughing}`));
+  const found = await ok<unknown[]>(call("GET", `/tags?q=${lol.slice(0, 6)}`));
+  assert.deepEqual(found, [{ name: laughing, image_count: 3 }], "the tag search finds aliases");
   const hits = await ok<unknown[]>(call("GET", `/tags/suggest?q=${lol}`));
   assert.deepEqual(hits, [{ name: laughing, image_count: 3, alias: lol }]);
   const page = await svc.app.request(`/?tags=${lol}`);
