@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { startService } from "./_harness/app.ts";
 import { authHeader, makeImage, randomTag, upload } from "./_harness/images.ts";
 import { sweepPendingDeletes } from "../lib/deleter.ts";
+import type { JobQueue } from "../lib/jobs/mod.ts";
 import { scheduleImplications } from "../lib/tags/mod.ts";
 import { tagCountDrift, until } from "./reliability/_util.ts";
 
@@ -350,4 +351,16 @@ Deno.test("without a job queue (a tool, a test app) implications are applied in-
   await scheduleImplications({ sql: svc.db.sql, log: svc.services.log }, id);
   await until("applied in this process", async () => await countOf(implied) === 700);
   await noDrift();
+});
+
+Deno.test("when the job cannot be queued, implications are applied in-process", async () => {
+  const [t, implied] = [randomTag("nq"), randomTag("nqi")];
+  await seedLinks(t, 300);
+  await svc.db.sql`insert into tags (name) values (${implied})`;
+  await svc.db.sql`insert into tag_implications (tag_id, implied_id)
+    select a.id, b.id from tags a, tags b where a.name = ${t} and b.name = ${implied}`;
+  const [{ id }] = await svc.db.sql`select id::text from tags where name = ${t}`;
+  const failing = { send: () => Promise.reject(new Error("queue down")) } as unknown as JobQueue;
+  await scheduleImplications({ sql: svc.db.sql, log: svc.services.log, jobs: failing }, id);
+  await until("applied in this process", async () => await countOf(implied) === 300);
 });

@@ -66,15 +66,20 @@ export function implicationsJob(sql: Sql, log: Logger): JobKind<{ tagId: string 
 
 /**
  * Has the implications of tag `tagId` applied in the background: as a job when the service has
- * a queue; otherwise (a test app, a tool) in this process, its failure logged.
+ * a queue; otherwise (a test app, a tool), or when the job cannot be sent (the rule is already
+ * committed), in this process, its failure logged.
  */
 export async function scheduleImplications(
   services: { sql: Sql; log: Logger; jobs?: JobQueue },
   tagId: string,
 ): Promise<void> {
   if (services.jobs) {
-    await services.jobs.send(IMPLICATIONS_QUEUE, { tagId });
-    return;
+    try {
+      await services.jobs.send(IMPLICATIONS_QUEUE, { tagId });
+      return;
+    } catch (err) {
+      services.log.warn("could not queue applying implications; applying them here", { err });
+    }
   }
   applyImplications(services.sql, tagId).catch((err) =>
     services.log.error("applying implications failed", { tag: tagId, err })
