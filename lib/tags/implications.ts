@@ -1,10 +1,10 @@
 /**
  * Applying a tag's implications to the images that already carry it: in bounded batches, each a
- * short transaction (db/tag_rules.ts applyImplicationsBatch), run as a job of the durable queue
+ * short transaction (db/apply_implications.ts), run as a job of the durable queue
  * (lib/jobs/) so that it survives a restart and runs on one replica. A job that dies half-way is
  * run again from the start: the batches already done add nothing the second time.
  */
-import { applyImplicationsBatch } from "../../db/tag_rules.ts";
+import { applyImplicationsBatch } from "../../db/apply_implications.ts";
 import type { Sql } from "../../db/client.ts";
 import type { JobKind, JobQueue } from "../jobs/mod.ts";
 import type { Logger } from "../log.ts";
