@@ -4,7 +4,7 @@ import { authRoutes } from "./auth.ts";
 import { capBodies } from "./body_limit.ts";
 import { imageWriteRoutes } from "./image_writes.ts";
 import { createReadApi } from "./read_api.ts";
-import { tagRuleWriteRoutes } from "./tag_rules.ts";
+import { tagRuleWriteRoutes } from "./tag_rule_writes.ts";
 
 /** The whole API, without its `/api/v1` prefix, and the read model the pages share. */
 export function createApiApp(services: Services) {
