@@ -364,3 +364,13 @@ Deno.test("when the job cannot be queued, implications are applied in-process", 
   await scheduleImplications({ sql: svc.db.sql, log: svc.services.log, jobs: failing }, id);
   await until("applied in this process", async () => await countOf(implied) === 300);
 });
+
+Deno.test("deleting an image lowers its tags' counts (the per-statement trigger sees cascades)", async () => {
+  const [t, u] = [randomTag("del"), randomTag("del")];
+  const a = await newImage([t, u]);
+  await newImage([t]);
+  assert.deepEqual([await countOf(t), await countOf(u)], [2, 1]);
+  await ok(call("DELETE", `/images/${a.short_id}`), 204);
+  assert.deepEqual([await countOf(t), await countOf(u)], [1, 0]);
+  await noDrift();
+});
