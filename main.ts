@@ -34,6 +34,7 @@ async function main() {
     JobQueue.start(config.DATABASE_URL!, log),
     warmUploadPath({ sql, store }),
   ]);
+  log.info("thumbnail workers started", { workers: thumbnails.stats().workers });
   log.info("upload path warmed up", { ...warm, ms: Math.round(warm.ms) });
   await jobs.work(implicationsJob(sql, log));
   const dev = Deno.args.includes("--dev");
