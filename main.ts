@@ -13,6 +13,7 @@ import { ThumbnailPool } from "./lib/images/thumbnails/pool.ts";
 import { warmUploadPath } from "./lib/images/warm_up.ts";
 import { startDeleteSweeper } from "./lib/deleter.ts";
 import { JobQueue } from "./lib/jobs/mod.ts";
+import { implicationsJob } from "./lib/tags/mod.ts";
 import { serveUntilSignal } from "./lib/http/mod.ts";
 import { phashBackfillKind } from "./lib/similar/backfill.ts";
 
@@ -36,6 +37,7 @@ async function main() {
   ]);
   log.info("thumbnail workers started", { workers: thumbnails.stats().workers });
   log.info("upload path warmed up", { ...warm, ms: Math.round(warm.ms) });
+  await jobs.work(implicationsJob(sql, log));
   const dev = Deno.args.includes("--dev");
   if (await ensureAssets(dev)) log.info("client assets built", { dev });
   const app = createApp({ config, sql, probeSql, store, log, thumbnails, jobs }, { dev });

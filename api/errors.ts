@@ -8,7 +8,8 @@ import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { isDatabaseUnavailable } from "../db/client.ts";
 import { StorageError } from "../lib/storage/mod.ts";
-import { TooManyTagsError } from "../lib/tag_names.ts";
+import { TagRuleError } from "../lib/tags/errors.ts";
+import { TooManyTagsError } from "../lib/tags/names.ts";
 import type { AppEnv } from "./env.ts";
 
 /** Structured error detail: its members are spread at the top level of the body. */
@@ -47,6 +48,9 @@ export function onError(err: Error, c: Context<AppEnv>): Response {
   }
   if (err instanceof TooManyTagsError) {
     return c.json({ code: "too_many_tags", detail: err.message, max_tags: err.max }, 422);
+  }
+  if (err instanceof TagRuleError) {
+    return c.json({ code: err.code, detail: err.message }, err.status);
   }
   if (err instanceof StorageError) {
     log?.error("storage unavailable", { err });

@@ -1,7 +1,7 @@
 /** `/images` reads: list and detail. Writes are in image_writes.ts, bytes in delivery.ts. */
 import { createRoute, z } from "@hono/zod-openapi";
 import { BadCursorError } from "../lib/read_model.ts";
-import { parseTagList, TagNameError } from "../lib/tag_names.ts";
+import { parseTagFilter, parseTagList, type TagFilter, TagNameError } from "../lib/tags/names.ts";
 import type { ReadModel } from "../lib/types.ts";
 import { HttpError } from "./errors.ts";
 import { newRouter } from "./router.ts";
@@ -14,10 +14,21 @@ export const json = (schema: z.ZodType) => ({ "application/json": { schema } });
 
 /** Normalised tag names, or 422 naming the bad one. */
 export function tagsOrThrow(values: string[]): string[] {
+  return namesOrThrow(() => parseTagList(values));
+}
+
+/** A tag filter (`a,-b`), or 422 naming the bad name. */
+export function filterOrThrow(values: string[]): TagFilter {
+  return namesOrThrow(() => parseTagFilter(values));
+}
+
+function namesOrThrow<T>(parse: () => T): T {
   try {
-    return parseTagList(values);
+    return parse();
   } catch (e) {
-    if (e instanceof TagNameError) throw new HttpError(422, `tags: ${e.message}`);
+    if (e instanceof TagNameError) {
+      throw new HttpError(422, { code: "invalid_tag_name", detail: `tags: ${e.message}` });
+    }
     throw e;
   }
 }
@@ -27,11 +38,12 @@ const listRoute = createRoute({
   path: "/images",
   operationId: "listImages",
   tags: ["images"],
-  summary: "List images, newest first; `tags` keeps images carrying all of them",
+  summary: "List images, newest first; `tags` keeps images carrying all of them (`-name`: none)",
   request: {
     query: z.object({
       tags: z.union([z.string(), z.array(z.string())]).optional().openapi({
-        description: "Comma-separated and/or repeated tag names",
+        description: "Comma-separated and/or repeated tag names; `-name` excludes a tag " +
+          "(`happy,-sarcastic`). At most 50 of both kinds; aliases mean their targets",
       }),
       limit: z.coerce.number().int().min(1).max(200).default(50),
       cursor: z.string().max(64).optional(),
@@ -65,9 +77,17 @@ export function imageRoutes(read: ReadModel) {
 
   app.openapi(listRoute, async (c) => {
     const q = c.req.valid("query");
-    const tags = tagsOrThrow(c.req.queries("tags") ?? (q.tags ? [q.tags].flat() : []));
+    const filter = filterOrThrow(c.req.queries("tags") ?? (q.tags ? [q.tags].flat() : []));
     try {
-      return c.json(await read.listImages({ tags, limit: q.limit, cursor: q.cursor ?? null }), 200);
+      return c.json(
+        await read.listImages({
+          tags: filter.include,
+          exclude: filter.exclude,
+          limit: q.limit,
+          cursor: q.cursor ?? null,
+        }),
+        200,
+      );
     } catch (e) {
       if (e instanceof BadCursorError) throw new HttpError(422, "cursor: not a valid cursor");
       throw e;

@@ -5,6 +5,7 @@ import { capBodies } from "./body_limit.ts";
 import { imageWriteRoutes } from "./image_writes.ts";
 import { createReadApi } from "./read_api.ts";
 import { mergeRoutes } from "./similar.ts";
+import { tagRuleWriteRoutes } from "./tag_rule_writes.ts";
 
 /** The whole API, without its `/api/v1` prefix, and the read model the pages share. */
 export function createApiApp(services: Services) {
@@ -13,5 +14,6 @@ export function createApiApp(services: Services) {
   api.route("/", authRoutes(services));
   api.route("/", imageWriteRoutes(services, read));
   api.route("/", mergeRoutes(services, read));
+  api.route("/", tagRuleWriteRoutes(services));
   return { api, read };
 }

@@ -11,6 +11,7 @@ import { healthRoutes } from "./health.ts";
 import { imageRoutes } from "./images.ts";
 import { newRouter } from "./router.ts";
 import { similarRoutes } from "./similar.ts";
+import { tagRuleReadRoutes } from "./tag_rules.ts";
 import { tagRoutes } from "./tags.ts";
 
 /** The read API and the read model it was built on (the pages share it). */
@@ -32,6 +33,7 @@ export function createReadApi(services: Services, read?: ReadModel) {
   api.route("/", imageRoutes(model));
   api.route("/", tagRoutes(model));
   api.route("/", similarRoutes(services));
+  api.route("/", tagRuleReadRoutes(services));
   api.notFound((c) => c.json({ detail: "Not found" }, 404));
   api.onError(onError);
   return { api, read: model };

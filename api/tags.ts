@@ -1,9 +1,40 @@
-/** `GET /tags`: the tag list with substring search, sort, minimum count and paging. */
+/**
+ * `GET /tags`: the tag list with substring search, sort, minimum count and paging;
+ * `GET /tags/suggest`: autocomplete.
+ */
 import { createRoute, z } from "@hono/zod-openapi";
-import { MAX_TAG_QUERY_LENGTH } from "../lib/tag_names.ts";
+import { MAX_TAG_QUERY_LENGTH } from "../lib/tags/mod.ts";
 import type { ReadModel } from "../lib/types.ts";
 import { newRouter } from "./router.ts";
+import { json } from "./images.ts";
 import { errorResponse, Tag } from "./schemas.ts";
+
+const suggestRoute = createRoute({
+  method: "get",
+  path: "/tags/suggest",
+  operationId: "suggestTags",
+  tags: ["tags"],
+  summary: "Autocomplete: tags whose name starts with `q` by image count, then those containing it",
+  description: "A match on an alias returns its target with `alias`. A leading `-` (an " +
+    "exclusion in a filter) is kept on every returned name.",
+  request: {
+    query: z.object({
+      q: z.string().max(MAX_TAG_QUERY_LENGTH + 1).openapi({ example: "fac" }),
+      limit: z.coerce.number().int().min(1).max(50).default(10),
+    }),
+  },
+  responses: {
+    200: {
+      description: "Suggestions, best first",
+      content: json(z.array(
+        Tag.extend({
+          alias: z.string().optional().openapi({ description: "The alias that matched `q`" }),
+        }).openapi("TagSuggestion"),
+      )),
+    },
+    422: errorResponse("Invalid query"),
+  },
+});
 
 const route = createRoute({
   method: "get",
@@ -34,5 +65,10 @@ export function tagRoutes(read: ReadModel) {
     const q = c.req.valid("query");
     const search = q.q?.trim().toLowerCase();
     return c.json(await read.listTags({ ...q, q: search || undefined }), 200);
+  }).openapi(suggestRoute, async (c) => {
+    const { q, limit } = c.req.valid("query");
+    // Typed text becomes a name the way names are normalised (a partial name may end anywhere).
+    const text = q.normalize("NFC").trim().toLowerCase().replace(/\s+/g, "_");
+    return c.json(await read.suggestTags(text, limit), 200);
   });
 }

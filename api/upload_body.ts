@@ -10,7 +10,7 @@ import { createHash } from "node:crypto";
 import { yieldIfBusy } from "../lib/event_loop.ts";
 import { multipartBoundary, MultipartParser } from "../lib/images/mod.ts";
 import { isShortId } from "../lib/short_id.ts";
-import { parseTagList, TagNameError } from "../lib/tag_names.ts";
+import { parseTagList, TagNameError } from "../lib/tags/mod.ts";
 
 /** Room for multipart framing and the other fields, on top of the file's own limit. */
 export const FORM_OVERHEAD_BYTES = 64 * 1024;

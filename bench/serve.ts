@@ -1,6 +1,6 @@
 /**
  * The service under benchmark, in its own process: built from the environment exactly as
- * main.ts builds it (config, resources, migrations, thumbnail pool, app), served with
+ * main.ts builds it (config, resources, migrations, thumbnail pool, job queue, app), served with
  * Deno.serve on HOST:PORT (PORT=0 picks a free port). Prints `{"port": n}` on stdout once
  * listening; SIGTERM stops it. With BENCH_LOOP_FILE set, a 1 ms timer watches the event loop:
  * SIGUSR1 starts a window, SIGUSR2 writes there its longest gap, the most CPU time the main thread
@@ -13,6 +13,8 @@ import { loadConfig } from "../lib/config.ts";
 import { Logger } from "../lib/log.ts";
 import { openResources } from "../lib/resources.ts";
 import { ThumbnailPool } from "../lib/images/thumbnails/pool.ts";
+import { JobQueue } from "../lib/jobs/mod.ts";
+import { implicationsJob } from "../lib/tags/mod.ts";
 import { warmUploadPath } from "../lib/images/warm_up.ts";
 
 const log = new Logger(loadConfig().LOG_LEVEL);
@@ -24,8 +26,10 @@ const [thumbnails] = await Promise.all([
   ThumbnailPool.start({ size: config.THUMBNAIL_WORKERS, maxPixels: config.MAX_IMAGE_PIXELS }),
   Deno.env.get("BENCH_NO_WARMUP") === "1" ? null : warmUploadPath({ sql, store }),
 ]);
+const jobs = await JobQueue.start(config.DATABASE_URL!, log);
+await jobs.work(implicationsJob(sql, log));
 await ensureAssets();
-const app = createApp({ config, sql, store, log, thumbnails });
+const app = createApp({ config, sql, store, log, thumbnails, jobs });
 const server = Deno.serve({
   port: config.PORT,
   hostname: config.HOST,
@@ -65,6 +69,7 @@ if (loopFile) {
 Deno.addSignalListener("SIGTERM", async () => {
   await Promise.race([server.shutdown(), new Promise((r) => setTimeout(r, 2000))]);
   thumbnails.close();
+  await jobs.stop(1000);
   await resources.close();
   Deno.exit(0);
 });

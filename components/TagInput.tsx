@@ -1,7 +1,7 @@
 import type { Ref } from "preact";
 import { useEffect, useRef, useState } from "preact/hooks";
 import { apiJson } from "../lib/api_client.ts";
-import type { TagDto } from "../lib/types.ts";
+import type { TagSuggestion } from "../lib/types.ts";
 
 /** Props of the tag input. */
 export interface TagInputProps {
@@ -16,12 +16,14 @@ export interface TagInputProps {
 
 /**
  * A text input of comma-separated tags with autocomplete for the last one, from
- * `GET /api/v1/tags?q=&sort=count_desc&limit=10` (an ARIA combobox: arrows, Enter, Escape).
+ * `GET /api/v1/tags/suggest?q=&limit=10` (an ARIA combobox: arrows, Enter, Escape). Requests are
+ * debounced and an answer to an older text is dropped. A term typed as `-name` (an exclusion in
+ * a filter) is completed as one; a match on an alias shows the alias and inserts its target.
  * Used inside islands; the label is the caller's (`<label for={id}>`).
  */
 export function TagInput(props: TagInputProps) {
   const { id, value, onValue } = props;
-  const [options, setOptions] = useState<TagDto[]>([]);
+  const [options, setOptions] = useState<TagSuggestion[]>([]);
   const [active, setActive] = useState(-1);
   const [open, setOpen] = useState(false);
   const seq = useRef(0);
@@ -38,8 +40,8 @@ export function TagInput(props: TagInputProps) {
     const mine = ++seq.current;
     if (!query) return setOpen(false);
     timer.current = setTimeout(async () => {
-      const q = new URLSearchParams({ q: query, sort: "count_desc", limit: "10" });
-      const tags = await apiJson<TagDto[]>(`/api/v1/tags?${q}`).catch(() => []);
+      const q = new URLSearchParams({ q: query, limit: "10" });
+      const tags = await apiJson<TagSuggestion[]>(`/api/v1/tags/suggest?${q}`).catch(() => []);
       if (mine !== seq.current) return;
       setOptions(tags);
       setActive(-1);
@@ -47,7 +49,7 @@ export function TagInput(props: TagInputProps) {
     }, 120);
   };
 
-  const pick = (tag: TagDto) => {
+  const pick = (tag: TagSuggestion) => {
     seq.current++;
     onValue(`${head}${head ? " " : ""}${tag.name}, `);
     setOpen(false);
@@ -106,7 +108,9 @@ export function TagInput(props: TagInputProps) {
               pick(tag);
             }}
           >
-            <span>{tag.name}</span> <span class="count">{tag.image_count}</span>
+            <span>{tag.name}</span>
+            {tag.alias && <span class="alias">(alias {tag.alias})</span>}{" "}
+            <span class="count">{tag.image_count}</span>
           </li>
         ))}
       </ul>

@@ -22,6 +22,7 @@ const SQL_FILES = [
   "004_short_id_required.sql",
   "005_pending_deletes.sql",
   "006_login_failures.sql",
+  "007_tag_rules.sql",
   "008_similar.sql",
 ];
 

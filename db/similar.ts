@@ -6,7 +6,7 @@
  */
 import type postgres from "postgres";
 import { blockProbes } from "../lib/similar/probes.ts";
-import { MAX_TAGS_PER_IMAGE, TooManyTagsError } from "../lib/tag_names.ts";
+import { MAX_TAGS_PER_IMAGE, TooManyTagsError } from "../lib/tags/names.ts";
 import type { Sql } from "./client.ts";
 import { transaction } from "./client.ts";
 import { COLUMNS, type ImageRow, type ImageWithTags, TAGS } from "./images.ts";

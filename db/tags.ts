@@ -1,31 +1,144 @@
 /**
- * Tags: the tag list. Tags are created where they are linked (db/images.ts); their counts are
- * kept by triggers (001).
+ * Tags: the tag list, autocomplete, and how names become tags on writes: an alias is replaced by
+ * its target and a tag brings everything it implies (migration 007). Tags are created where they
+ * are linked (db/images.ts); their counts are kept by triggers (007). Alias and implication
+ * changes, rename and merge are in db/tag_rules.ts.
  */
-import type { ListTagsQuery, TagDto } from "../lib/types.ts";
+import type postgres from "postgres";
+import type { ListTagsQuery, TagDto, TagSuggestion } from "../lib/types.ts";
 import type { Sql } from "./client.ts";
+
+type AnySql = Sql | postgres.TransactionSql;
 
 /** Escapes LIKE's wildcards so a search matches only the literal text. */
 export function escapeLike(s: string): string {
   return s.replace(/[\\%_]/g, (m) => `\\${m}`);
 }
 
-/** The tag list: tags that have images, filtered and ordered as asked. */
+/**
+ * Key of the advisory lock between tag writes (shared: uploads, tag edits, applying
+ * implications) and changes of the tag rules (exclusive: aliases, implications, rename and merge).
+ * A rule change waits for the writes in flight and the writes after it see it, so no write can
+ * link a tag that an alias just replaced, or miss an implication set while it ran.
+ */
+export const TAG_RULES_LOCK = 0x7461675f72756c65n; // "tag_rule"
+
+/** The statement that takes the tag rules' lock shared, for the rest of the transaction. */
+export function lockTagRulesShared(tx: postgres.TransactionSql) {
+  return tx`select pg_advisory_xact_lock_shared(${TAG_RULES_LOCK.toString()}::bigint)`;
+}
+
+/** SQL: `names` with every alias replaced by its target's name, as rows of `name`. */
+export function resolvedNames(sql: AnySql, names: string[]) {
+  return sql`select coalesce(t.name, n.name) as name
+    from unnest(${names}::text[]) n(name)
+    left join tag_aliases a on a.alias = n.name left join tags t on t.id = a.target_id`;
+}
+
+/**
+ * SQL: the IDs of the existing tags that `names` resolve to and of everything they imply,
+ * transitively, as rows of `id` (`union` also ends a cycle, though none can be stored).
+ */
+export function impliedClosure(sql: AnySql, names: string[]) {
+  return sql`with recursive closure(id) as (
+      select t.id from tags t where t.name in (${resolvedNames(sql, names)})
+      union
+      select ti.implied_id from tag_implications ti join closure c on ti.tag_id = c.id)
+    select id from closure`;
+}
+
+/** The names that `names` resolve to through aliases, in order, de-duplicated. */
+export async function resolveTagNames(sql: AnySql, names: string[]): Promise<string[]> {
+  if (names.length === 0) return [];
+  const rows = await sql<{ name: string }[]>`
+    select coalesce(t.name, n.name) as name
+    from unnest(${names}::text[]) with ordinality n(name, o)
+    left join tag_aliases a on a.alias = n.name left join tags t on t.id = a.target_id
+    order by n.o`;
+  return [...new Set(rows.map((r) => r.name))];
+}
+
+/**
+ * The tag list: tags that have images, filtered and ordered as asked. The search also finds a tag
+ * through its aliases (`lol` finds `laughing`); their targets are looked up once (an init plan).
+ */
 export function listTags(sql: Sql, q: ListTagsQuery): Promise<TagDto[]> {
   const minCount = Math.max(1, q.min_count ?? 1);
-  // Names are stored lower-cased and q arrives lower-cased. From three characters on, the trigram
-  // index narrows the rows; below that it cannot, and a prepared statement's generic plan would
-  // still pick it and recheck every tag (9 ms at 10,000 tags), so a plain substring test lets the
-  // planner walk the ordered index and stop at `limit` instead (0.2 ms).
-  const search = !q.q
-    ? sql``
-    : [...q.q].length >= 3
-    ? sql`and name ilike ${"%" + escapeLike(q.q) + "%"}`
-    : sql`and strpos(name, ${q.q}) > 0`;
   const order = q.sort === "count_desc" ? sql`image_count desc, name` : sql`name`;
+  const search = q.q
+    ? sql`and (${substring(sql, "name", q.q)} or id = any(array(
+        select target_id from tag_aliases where ${substring(sql, "alias", q.q)})))`
+    : sql``;
   return sql<TagDto[]>`
     select name, image_count from tags
     where image_count >= ${minCount} ${search}
     order by ${order}
     limit ${q.limit} offset ${q.offset}`;
+}
+
+/**
+ * SQL: `column` contains `text` (lower-cased, like stored names). From three characters on, the
+ * trigram index narrows the rows; below that it cannot, and a prepared statement's generic plan
+ * would still pick it and recheck every tag (9 ms at 10,000 tags), so a plain substring test lets
+ * the planner walk the ordered index and stop at the limit instead (0.2 ms).
+ */
+function substring(sql: Sql, column: "name" | "alias", text: string) {
+  return [...text].length >= 3
+    ? sql`${sql(column)} ilike ${"%" + escapeLike(text) + "%"}`
+    : sql`strpos(${sql(column)}, ${text}) > 0`;
+}
+
+/**
+ * SQL: `column` starts with `text`, through its `text_pattern_ops` index (007). Written as a
+ * byte-wise range rather than `like 'text%'`, whose pattern a generic plan cannot turn into index
+ * bounds: every name that starts with `text` sorts before `text` + U+10FFFF.
+ */
+function prefix(sql: Sql, column: "name" | "alias", text: string) {
+  return sql`(${sql(column)} ~>=~ ${text} and ${sql(column)} ~<~ ${text + "\u{10FFFF}"})`;
+}
+
+/**
+ * Autocomplete for `text` (a normalised name, without a leading `-`): tags with images whose name
+ * or an alias starts with it, by image count, then those containing it elsewhere, by image count.
+ * A match through an alias names its target and carries the alias.
+ */
+export async function suggestTags(
+  sql: Sql,
+  text: string,
+  limit: number,
+): Promise<TagSuggestion[]> {
+  const rows = await sql<(TagSuggestion & { rank: number })[]>`
+    with hits as (
+      (select name, image_count, null::text as alias, 0 as rank from tags
+       where ${prefix(sql, "name", text)} and image_count > 0
+       order by image_count desc, name limit ${limit})
+      union all
+      (select t.name, t.image_count, a.alias, 1 from tag_aliases a join tags t on t.id = a.target_id
+       where ${prefix(sql, "alias", text)} and t.image_count > 0
+       order by t.image_count desc, a.alias limit ${limit})
+      union all
+      (select name, image_count, null, 2 from tags
+       where ${substring(sql, "name", text)} and not ${
+    prefix(sql, "name", text)
+  } and image_count > 0
+       order by image_count desc, name limit ${limit})
+      union all
+      (select t.name, t.image_count, a.alias, 3 from tag_aliases a join tags t on t.id = a.target_id
+       where ${substring(sql, "alias", text)} and not ${prefix(sql, "alias", text)}
+         and t.image_count > 0
+       order by t.image_count desc, a.alias limit ${limit}))
+    select distinct on (name) name, image_count, alias, rank from hits order by name, rank`;
+  // Prefix matches (of a name or an alias) first, each group by image count.
+  return rows
+    .sort((a, b) =>
+      Number(a.rank >= 2) - Number(b.rank >= 2) || b.image_count - a.image_count ||
+      (a.name < b.name ? -1 : 1)
+    )
+    .slice(0, limit)
+    .map((r) =>
+      r.alias ? { name: r.name, image_count: r.image_count, alias: r.alias } : {
+        name: r.name,
+        image_count: r.image_count,
+      }
+    );
 }

@@ -2,7 +2,8 @@ import { useEffect, useRef, useState } from "preact/hooks";
 import { TagInput } from "../components/TagInput.tsx";
 import { apiJson } from "../lib/api_client.ts";
 import type { ImageDto, ImagePage } from "../lib/types.ts";
-import { altText, libraryHref, parseTagList } from "../lib/ui.ts";
+import { parseFilterText } from "../lib/tags/names.ts";
+import { altText, libraryHref } from "../lib/ui.ts";
 
 /** What a card needs of an image (the server sends only this, to keep the page small). */
 export type Card = Pick<ImageDto, "short_id" | "thumbnail_url" | "width" | "height" | "tags">;
@@ -67,7 +68,7 @@ export default function Library({ initial, tags: initialTags, limit }: LibraryPr
       filterRef.current?.focus();
     };
     const onPop = () =>
-      applyFilter(parseTagList(new URL(location.href).searchParams.get("tags")), false);
+      applyFilter(parseFilterText(new URL(location.href).searchParams.get("tags")), false);
     addEventListener("keydown", onKey);
     addEventListener("popstate", onPop);
     return () => {
@@ -95,11 +96,11 @@ export default function Library({ initial, tags: initialTags, limit }: LibraryPr
         role="search"
         onSubmit={(e) => {
           e.preventDefault();
-          applyFilter(parseTagList(filter));
+          applyFilter(parseFilterText(filter));
         }}
       >
         <label for="tag-filter">
-          Filter by tags <kbd>/</kbd>
+          Filter by tags (<code>-tag</code> excludes) <kbd>/</kbd>
         </label>
         <TagInput
           id="tag-filter"

@@ -1,7 +1,11 @@
 import { useEffect, useRef, useState } from "preact/hooks";
-import { apiJson } from "../lib/api_client.ts";
-import type { TagDto } from "../lib/types.ts";
+import { TagRulesEditor } from "../components/TagRulesEditor.tsx";
+import { apiJson, useToken } from "../lib/api_client.ts";
+import type { TagAliasDto, TagDto, TagImplicationDto } from "../lib/types.ts";
 import { libraryHref } from "../lib/ui.ts";
+
+/** The rules shown: the first RULES_SHOWN aliases and implying tags. */
+const RULES_SHOWN = 1000;
 
 /** Props: the first page of tags (by count) for the search text `q`. */
 export interface TagBrowserProps {
@@ -11,9 +15,15 @@ export interface TagBrowserProps {
   pageSize: number;
 }
 
-/** All tags by image count with a substring search; each tag opens the filtered library. */
+/**
+ * All tags by image count with a substring search; each tag opens the filtered library and shows
+ * its aliases and implications. Signed in, the rules can be edited below the list.
+ */
 export default function TagBrowser(props: TagBrowserProps) {
   const { initial, pageSize } = props;
+  const token = useToken();
+  const [aliases, setAliases] = useState<TagAliasDto[]>([]);
+  const [implications, setImplications] = useState<TagImplicationDto[]>([]);
   const [base, setBase] = useState(props.offset);
   const [q, setQ] = useState(props.q);
   const [tags, setTags] = useState(initial);
@@ -42,7 +52,24 @@ export default function TagBrowser(props: TagBrowserProps) {
     }
   };
 
-  useEffect(() => () => clearTimeout(timer.current), []);
+  const loadRules = async () => {
+    const page = `limit=${RULES_SHOWN}`;
+    const [a, i] = await Promise.all([
+      apiJson<TagAliasDto[]>(`/api/v1/tag-aliases?${page}`),
+      apiJson<TagImplicationDto[]>(`/api/v1/tag-implications?${page}`),
+    ]).catch(() => [[], []]);
+    setAliases(a);
+    setImplications(i);
+  };
+
+  useEffect(() => {
+    loadRules();
+    return () => clearTimeout(timer.current);
+  }, []);
+
+  const aliasesOf = new Map<string, string[]>();
+  for (const a of aliases) aliasesOf.set(a.target, [...aliasesOf.get(a.target) ?? [], a.alias]);
+  const impliesOf = new Map(implications.map((i) => [i.tag, i.implies]));
 
   const onSearch = (text: string) => {
     setQ(text);
@@ -87,6 +114,12 @@ export default function TagBrowser(props: TagBrowserProps) {
                 <a href={libraryHref([tag.name])}>
                   {tag.name} <span class="count">{tag.image_count}</span>
                 </a>
+                {aliasesOf.has(tag.name) && (
+                  <span class="rule">also {aliasesOf.get(tag.name)!.join(", ")}</span>
+                )}
+                {impliesOf.has(tag.name) && (
+                  <span class="rule">implies {impliesOf.get(tag.name)!.join(", ")}</span>
+                )}
               </li>
             ))}
           </ul>
@@ -99,6 +132,13 @@ export default function TagBrowser(props: TagBrowserProps) {
         >
           Show more tags
         </a>
+      )}
+      {token && (
+        <TagRulesEditor
+          aliases={aliases}
+          implications={implications}
+          onChanged={() => (loadRules(), fetchTags(q.trim(), 0))}
+        />
       )}
     </section>
   );

@@ -1,11 +1,18 @@
 /** The read side: database rows shaped into the API's JSON, for the API and the pages alike. */
 import { databaseSnapshot, retryRead, type Sql } from "../db/client.ts";
 import { getImageByShortId, type ImageWithTags, listImages } from "../db/images.ts";
-import { listTags } from "../db/tags.ts";
+import { listTags, resolveTagNames, suggestTags } from "../db/tags.ts";
 import { isShortId } from "./short_id.ts";
 import { SnapshotCache } from "./http/snapshot_cache.ts";
 import { imageUrls } from "./storage/keys.ts";
-import type { ImageDto, ImagePage, ListImagesQuery, ReadModel, TagDto } from "./types.ts";
+import type {
+  ImageDto,
+  ImagePage,
+  ListImagesQuery,
+  ReadModel,
+  TagDto,
+  TagSuggestion,
+} from "./types.ts";
 
 /** A cursor that cannot be read (the API answers 422). */
 export class BadCursorError extends Error {
@@ -61,8 +68,15 @@ export function createReadModel(
   const snapshot = () => retryRead(() => databaseSnapshot(sql));
   const listings = new SnapshotCache<ImagePage>(listingCacheEntries, snapshot);
   const tagLists = new SnapshotCache<TagDto[]>(listingCacheEntries, snapshot);
-  const loadPage = async (tags: string[], limit: number, beforeSeq: string | null) => {
-    const rows = await retryRead(() => listImages(sql, { tags, limit: limit + 1, beforeSeq }));
+  const suggestions = new SnapshotCache<TagSuggestion[]>(listingCacheEntries, snapshot);
+  const loadPage = async (q: ListImagesQuery, limit: number, beforeSeq: string | null) => {
+    const rows = await retryRead(async () => {
+      // Aliases mean their targets in a filter too (one lookup, only for a filtered page).
+      const [tags, exclude] = await Promise.all(
+        [q.tags, q.exclude ?? []].map((names) => resolveTagNames(sql, names)),
+      );
+      return await listImages(sql, { tags, exclude, limit: limit + 1, beforeSeq });
+    });
     const items = rows.slice(0, limit);
     const more = rows.length > limit;
     return {
@@ -73,8 +87,9 @@ export function createReadModel(
   return {
     async listImages(q: ListImagesQuery): Promise<ImagePage> {
       const beforeSeq = q.cursor ? decodeCursor(q.cursor) : null;
-      const key = JSON.stringify([[...q.tags].sort(), q.limit, beforeSeq]);
-      return await listings.get(key, () => loadPage(q.tags, q.limit, beforeSeq));
+      const exclude = [...q.exclude ?? []].sort();
+      const key = JSON.stringify([[...q.tags].sort(), exclude, q.limit, beforeSeq]);
+      return await listings.get(key, () => loadPage(q, q.limit, beforeSeq));
     },
     async getImage(shortId: string) {
       if (!isShortId(shortId)) return null;
@@ -86,5 +101,14 @@ export function createReadModel(
         JSON.stringify([q.q ?? null, q.sort, q.min_count ?? null, q.limit, q.offset]),
         () => retryRead(() => listTags(sql, q)),
       ),
+    suggestTags: (q, limit) => {
+      const minus = q.startsWith("-") ? "-" : "";
+      const text = q.slice(minus.length);
+      if (!text) return Promise.resolve([]);
+      return suggestions.get(JSON.stringify([q, limit]), async () => {
+        const found = await retryRead(() => suggestTags(sql, text, limit));
+        return found.map((s) => ({ ...s, name: minus + s.name }));
+      });
+    },
   };
 }

@@ -6,6 +6,23 @@ export interface TagDto {
   image_count: number;
 }
 
+/** An autocomplete answer: a tag, and the alias the text matched when it matched one. */
+export interface TagSuggestion extends TagDto {
+  alias?: string;
+}
+
+/** An alias: a name that always means its target tag. */
+export interface TagAliasDto {
+  alias: string;
+  target: string;
+}
+
+/** A tag and the tags it implies (adding it adds them). */
+export interface TagImplicationDto {
+  tag: string;
+  implies: string[];
+}
+
 /** An image as the API returns it (DESIGN.md "Image"); the internal UUID is never exposed. */
 export interface ImageDto {
   short_id: string;
@@ -27,9 +44,10 @@ export interface ImagePage {
   next_cursor: string | null;
 }
 
-/** Query of the image list: images carrying all of `tags`. */
+/** Query of the image list: images carrying all of `tags` and none of `exclude`. */
 export interface ListImagesQuery {
   tags: string[];
+  exclude?: string[];
   limit: number;
   cursor?: string | null;
 }
@@ -48,4 +66,6 @@ export interface ReadModel {
   listImages(query: ListImagesQuery): Promise<ImagePage>;
   getImage(shortId: string): Promise<ImageDto | null>;
   listTags(query: ListTagsQuery): Promise<TagDto[]>;
+  /** Autocomplete (`GET /tags/suggest`); a leading `-` of `q` is kept on every name. */
+  suggestTags(q: string, limit: number): Promise<TagSuggestion[]>;
 }

@@ -1,20 +1,13 @@
 /** Small pure helpers shared by the pages and the islands (no Deno APIs: islands bundle this). */
+import { parseFilterText } from "./tags/names.ts";
 import type { ImageDto } from "./types.ts";
 
-// deno-lint-ignore no-control-regex
-const NOT_A_TAG = /[/\\\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
-
 /**
- * Parses a comma-separated tag list the way the API normalises names (NFC, trimmed, lower case,
- * whitespace runs as `_`), deduplicated; names that can never be tags are dropped.
+ * Parses a comma-separated tag list the way the API normalises names (lib/tags/names.ts),
+ * deduplicated; names that can never be tags (and `-` exclusions) are dropped.
  */
 export function parseTagList(text: string | null | undefined): string[] {
-  const seen = new Set<string>();
-  for (const part of (text ?? "").split(",")) {
-    const tag = part.normalize("NFC").trim().toLowerCase().replace(/\s+/g, "_");
-    if (tag && [...tag].length <= 64 && !NOT_A_TAG.test(tag)) seen.add(tag);
-  }
-  return [...seen];
+  return parseFilterText(text).filter((t) => !t.startsWith("-"));
 }
 
 /** The library URL filtered by `tags` (all required); commas stay readable. */

@@ -1,5 +1,5 @@
 import Library from "../islands/Library.tsx";
-import { parseTagList } from "../lib/tag_names.ts";
+import { filterTerms, parseTagFilter } from "../lib/tags/names.ts";
 import { libraryHref } from "../lib/ui.ts";
 import type { PageHandler } from "./_app.tsx";
 
@@ -8,13 +8,19 @@ export const PAGE_SIZE = 50;
 
 /**
  * `/`: the library, first page rendered here, later pages loaded by the island. Tags are parsed
- * as the API parses them (at most 50, valid names; else the 400 page), and the page is kept under
+ * as the API parses them (`-name` excludes; at most 50, valid names; else the 400 page), and the page is kept under
  * its canonical address: what it shows depends on the tags and the cursor, nothing else.
  */
 export const handler: PageHandler = async (c, { read, render }) => {
-  const tags = parseTagList(c.req.queries("tags") ?? []);
+  const filter = parseTagFilter(c.req.queries("tags") ?? []);
+  const tags = filterTerms(filter); // exclusions as `-name`
   const cursor = c.req.query("cursor") || null;
-  const page = await read.listImages({ tags, limit: PAGE_SIZE, cursor });
+  const page = await read.listImages({
+    tags: filter.include,
+    exclude: filter.exclude,
+    limit: PAGE_SIZE,
+    cursor,
+  });
   const items = page.items.map((img) => ({
     short_id: img.short_id,
     thumbnail_url: img.thumbnail_url,

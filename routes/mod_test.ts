@@ -125,6 +125,7 @@ Deno.test("a failing read model gives an HTML error page, a bad cursor a 400", a
     listImages: () => Promise.reject(new Error("db down")),
     getImage: () => Promise.reject(new Error("db down")),
     listTags: () => Promise.reject(new Error("db down")),
+    suggestTags: () => Promise.reject(new Error("db down")),
   };
   const error = console.error;
   console.error = () => {};

@@ -1,7 +1,7 @@
 import { HTTPException } from "hono/http-exception";
 import DuplicatePairs from "../islands/DuplicatePairs.tsx";
 import TagBrowser from "../islands/TagBrowser.tsx";
-import { MAX_TAG_QUERY_LENGTH } from "../lib/tag_names.ts";
+import { MAX_TAG_QUERY_LENGTH } from "../lib/tags/mod.ts";
 import type { PageHandler } from "./_app.tsx";
 
 const PAGE_SIZE = 500;

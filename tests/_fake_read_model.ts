@@ -76,5 +76,11 @@ export function fakeReadModel(images: ImageDto[]): ReadModel & { images: ImageDt
         );
       return Promise.resolve(tags.slice(query.offset, query.offset + query.limit));
     },
+    async suggestTags(q: string, limit: number) {
+      const all = await this.listTags({ q, sort: "count_desc", limit, offset: 0 });
+      return all.filter((t) => t.name.startsWith(q)).concat(
+        all.filter((t) => !t.name.startsWith(q)),
+      );
+    },
   };
 }

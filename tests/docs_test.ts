@@ -148,5 +148,13 @@ Deno.test("every operation has its stable operationId, the names generated clien
     "get /images/{id}/similar": "listSimilarImages",
     "get /duplicates": "listDuplicatePairs",
     "post /images/{id}/merge-into/{other}": "mergeImage",
+    "get /tags/suggest": "suggestTags",
+    "patch /tags/{name}": "renameTag",
+    "get /tag-aliases": "listTagAliases",
+    "put /tag-aliases/{alias}": "putTagAlias",
+    "delete /tag-aliases/{alias}": "deleteTagAlias",
+    "get /tag-implications": "listTagImplications",
+    "put /tag-implications/{tag}": "putTagImplications",
+    "delete /tag-implications/{tag}": "deleteTagImplications",
   });
 });

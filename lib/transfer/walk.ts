@@ -7,7 +7,7 @@
  */
 import { join, relative, sep } from "node:path";
 import { SNIFF_BYTES, sniffImage, type SniffResult } from "../images/sniff.ts";
-import { normalizeTag, TagNameError } from "../tag_names.ts";
+import { normalizeTag, TagNameError } from "../tags/names.ts";
 
 /** A sidecar larger than this is not read (tags for one image fit in far less). */
 export const MAX_SIDECAR_BYTES = 64 * 1024;

@@ -6,6 +6,8 @@ import { createApp } from "../../app.ts";
 import { migrate } from "../../db/migrate.ts";
 import { type Config, loadConfig } from "../../lib/config.ts";
 import { createSql } from "../../db/client.ts";
+import { JobQueue } from "../../lib/jobs/mod.ts";
+import { implicationsJob } from "../../lib/tags/mod.ts";
 import { captureLogger } from "../../lib/log.ts";
 import type { Services, Thumbnailer } from "../../lib/services.ts";
 import { type FreshDatabase, freshDatabase } from "./db.ts";
@@ -30,6 +32,8 @@ export interface TestService {
 export interface TestServiceOptions {
   env?: Record<string, string>;
   thumbnails?: Thumbnailer;
+  /** Start the job queue and work the service's job kinds, as main.ts does. */
+  jobs?: boolean;
   /** Share a database or s3 with another service (for replica tests). */
   db?: FreshDatabase;
   s3?: TestS3;
@@ -61,6 +65,8 @@ export async function startService(opts: TestServiceOptions = {}): Promise<TestS
   // The service's own pool, bounded as in production; `db.sql` stays for set-up and inspection.
   const sql = createSql(db.url);
   const probeSql = createSql(db.url, { max: 1 });
+  const jobs = opts.jobs ? await JobQueue.start(db.url, log, { maxConnections: 2 }) : undefined;
+  if (jobs) await jobs.work(implicationsJob(sql, log));
   const services: Services = {
     config,
     sql,
@@ -68,6 +74,7 @@ export async function startService(opts: TestServiceOptions = {}): Promise<TestS
     store: s3.store,
     log,
     thumbnails: opts.thumbnails,
+    jobs,
   };
   const app = createApp(services);
   return {
@@ -78,6 +85,7 @@ export async function startService(opts: TestServiceOptions = {}): Promise<TestS
     s3,
     logs: lines,
     close: async () => {
+      await jobs?.stop(1000);
       await sql.end({ timeout: 1 });
       await probeSql.end({ timeout: 1 });
       if (!opts.db) await db.drop();
