@@ -5,11 +5,11 @@ import { capBodies } from "./body_limit.ts";
 import { imageWriteRoutes } from "./image_writes.ts";
 import { createReadApi } from "./read_api.ts";
 
-/** The whole API, without its `/api/v1` prefix, and the read model the pages share. */
+/** The whole API, without its `/api/v1` prefix, the read model the pages share, the direct links. */
 export function createApiApp(services: Services) {
-  const { api, read } = createReadApi(services);
+  const { api, read, direct } = createReadApi(services);
   api.use(capBodies); // before every route that takes a body
   api.route("/", authRoutes(services));
   api.route("/", imageWriteRoutes(services, read));
-  return { api, read };
+  return { api, read, direct };
 }

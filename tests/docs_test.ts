@@ -145,5 +145,6 @@ Deno.test("every operation has its stable operationId, the names generated clien
     "get /images/{id}/file": "getImageFile",
     "get /images/{id}/thumbnail": "getImageThumbnail",
     "get /tags": "listTags",
+    "get /oembed": "getOembed",
   });
 });
