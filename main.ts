@@ -22,7 +22,7 @@ async function main() {
   // The embedded default fills in its database URL and generated credentials.
   const resources = await orExit(() => openResources(given, log));
   const config = resources.config;
-  const { sql, store } = resources;
+  const { sql, probeSql, store } = resources;
   await migrate(sql, store, { log: (msg, f) => log.info(msg, f) });
 
   // The job queue loads and checks its schema while the thumbnail workers warm up.
@@ -32,7 +32,7 @@ async function main() {
   ]);
   const dev = Deno.args.includes("--dev");
   if (await ensureAssets(dev)) log.info("client assets built", { dev });
-  const app = createApp({ config, sql, store, log, thumbnails, jobs }, { dev });
+  const app = createApp({ config, sql, probeSql, store, log, thumbnails, jobs }, { dev });
   const stopSweeper = startDeleteSweeper(sql, store, log);
 
   serveUntilSignal({

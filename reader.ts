@@ -66,8 +66,9 @@ async function main() {
   const config = await orExit(() => loadReaderConfig(Deno.env.toObject()));
   const log = new Logger(config.LOG_LEVEL);
   const sql = createSql(config.DATABASE_URL!);
+  const probeSql = createSql(config.DATABASE_URL!, { max: 1 });
   const store = new S3Store(s3Settings(config));
-  const app = createReaderApp({ config, sql, store, log });
+  const app = createReaderApp({ config, sql, probeSql, store, log });
 
   serveUntilSignal({
     port: config.PORT,
@@ -77,6 +78,7 @@ async function main() {
     graceMs: SHUTDOWN_GRACE_MS,
     onStop: async () => {
       await sql.end({ timeout: 5 }).catch(() => {});
+      await probeSql.end({ timeout: 1 }).catch(() => {});
     },
   });
 }

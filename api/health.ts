@@ -48,11 +48,11 @@ export class HealthChecks {
   #last: { checks: Checks; at: number } | undefined;
   #running: Promise<Checks> | undefined;
 
-  constructor(private readonly services: Pick<Services, "sql" | "store">) {}
+  constructor(private readonly services: Pick<Services, "sql" | "probeSql" | "store">) {}
 
   async #run(): Promise<Checks> {
     const [database, storage] = await Promise.all([
-      withTimeout(() => this.services.sql`select 1`.execute()),
+      withTimeout(() => (this.services.probeSql ?? this.services.sql)`select 1`.execute()),
       withTimeout((signal) => this.services.store.check(signal)),
     ]);
     const checks = { database, storage };
@@ -102,7 +102,7 @@ const route = createRoute({
 });
 
 /** The health route. */
-export function healthRoutes(services: Pick<Services, "sql" | "store" | "log">) {
+export function healthRoutes(services: Pick<Services, "sql" | "probeSql" | "store" | "log">) {
   const checks = new HealthChecks(services);
   return new OpenAPIHono<AppEnv>().openapi(route, async (c) => {
     const { database, storage } = await checks.current();

@@ -16,6 +16,8 @@ import { s3Settings, S3Store } from "./storage/s3.ts";
 export interface Resources {
   config: Config;
   sql: Sql;
+  /** The health check's own single connection (Services.probeSql). */
+  probeSql: Sql;
   store: ObjectStore;
   close(): Promise<void>;
 }
@@ -58,10 +60,13 @@ export async function openResources(input: Config, log: Logger): Promise<Resourc
   }
   const sql = createSql(config.DATABASE_URL!);
   closers.push(() => sql.end({ timeout: 5 }));
+  const probeSql = createSql(config.DATABASE_URL!, { max: 1 });
+  closers.push(() => probeSql.end({ timeout: 1 }));
   const store = openStore(config);
   return {
     config,
     sql,
+    probeSql,
     store,
     close: async () => {
       for (const close of closers.reverse()) await close().catch(() => {});

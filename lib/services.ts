@@ -17,6 +17,11 @@ export interface Thumbnailer {
 export interface Services {
   config: Config;
   sql: Sql;
+  /**
+   * A one-connection pool of its own for the health check, so that a pool busy with a flood of
+   * requests is not taken for a database that is down; without it, health uses `sql`.
+   */
+  probeSql?: Sql;
   store: ObjectStore;
   log: Logger;
   thumbnails?: Thumbnailer;

@@ -91,7 +91,7 @@ Deno.test("GET /api/v1/health answers 503 naming the database when it is unreach
   // A port nothing listens on: connection refused.
   const sql = createSql("postgres://postgres@127.0.0.1:1/none");
   try {
-    const app = createApp({ ...svc.services, sql });
+    const app = createApp({ ...svc.services, sql, probeSql: sql });
     const res = await app.request("/api/v1/health");
     assert.equal(res.status, 503);
     assert.deepEqual(await res.json(), {

@@ -60,9 +60,11 @@ export async function startService(opts: TestServiceOptions = {}): Promise<TestS
   await migrate(db.sql, s3.store);
   // The service's own pool, bounded as in production; `db.sql` stays for set-up and inspection.
   const sql = createSql(db.url);
+  const probeSql = createSql(db.url, { max: 1 });
   const services: Services = {
     config,
     sql,
+    probeSql,
     store: s3.store,
     log,
     thumbnails: opts.thumbnails,
@@ -77,6 +79,7 @@ export async function startService(opts: TestServiceOptions = {}): Promise<TestS
     logs: lines,
     close: async () => {
       await sql.end({ timeout: 1 });
+      await probeSql.end({ timeout: 1 });
       if (!opts.db) await db.drop();
       if (!opts.s3) await disposeS3(s3);
     },
