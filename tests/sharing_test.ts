@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
 import ogs from "open-graph-scraper";
+import { unfurl } from "unfurl.js";
 import sharp from "sharp";
 import { makeThumbnail } from "../lib/images/thumbnails/make_thumbnail.ts";
 import type { ImageDto } from "../lib/types.ts";
@@ -52,6 +53,7 @@ const seeded = await Promise.all(
   TYPES.map(async ([ext, type, bytes]) => ({ ext, type, bytes, img: await seed(bytes, ["cat"]) })),
 );
 const png = seeded[1].img;
+const gif = seeded[2].img;
 
 /** Headers that describe the bytes (the request id and date differ per answer). */
 function byteHeaders(res: Response): Record<string, string> {
@@ -96,8 +98,7 @@ Deno.test("a direct link serves every stored type exactly as /file: headers, byt
 });
 
 Deno.test("an animated GIF's direct link keeps every frame", async () => {
-  const gif = seeded.find((s) => s.ext === "gif")!;
-  const res = await svc.app.request(`/${gif.img.short_id}.gif`);
+  const res = await svc.app.request(`/${gif.short_id}.gif`);
   const meta = await sharp(new Uint8Array(await res.arrayBuffer()), { animated: true }).metadata();
   assert.equal(meta.pages, 2);
 });
@@ -172,6 +173,17 @@ Deno.test("the page advertises its oEmbed endpoint, and following it gives the p
   assert.equal(res.status, 200);
   const body = await res.json();
   assert.equal(body.url, `${server.url}/${png.short_id}.png`);
+});
+
+Deno.test("a second unfurler (unfurl.js) discovers the oEmbed link and gets the photo from it", async () => {
+  const url = `${server.url}/i/${gif.short_id}`;
+  const result = await unfurl(url, { oembed: true, timeout: 10_000 });
+  const photo = result.oEmbed as { type: string; url: string; width: number; height: number };
+  assert.equal(photo.type, "photo");
+  assert.equal(photo.url, `${server.url}/${gif.short_id}.gif`);
+  assert.deepEqual([photo.width, photo.height], [60, 40]);
+  assert.equal(result.open_graph.images?.[0].url, photo.url);
+  assert.equal(result.twitter_card.card, "summary_large_image");
 });
 
 Deno.test("the image page answers 200 HTML with the tags to any Accept, none at all, and to HEAD", async () => {
