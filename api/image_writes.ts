@@ -8,6 +8,7 @@ import { deleteObjectsNow } from "../lib/deleter.ts";
 import {
   BusyError,
   ingestImage,
+  ShortIdTakenError,
   TooManyPixelsError,
   UnsupportedImageError,
 } from "../lib/images/mod.ts";
@@ -53,6 +54,16 @@ export function imageWriteRoutes(services: Services, read: ReadModel) {
             schema: z.object({
               file: z.any().openapi({ type: "string", format: "binary" }),
               tags: z.string().optional().openapi({ description: "Comma-separated; may repeat" }),
+              short_id: z.string().optional().openapi({
+                description: "Restore: the image's short ID (8 base62 characters), honoured when " +
+                  "no image holds it; another image's ID answers 409 `short_id_taken`",
+                example: "aZ3kP9qX",
+              }),
+              created_at: z.string().optional().openapi({
+                format: "date-time",
+                description: "Restore: the image's creation date, with a time zone, not in the " +
+                  "future (millisecond precision); used only when the image is created",
+              }),
             }),
           },
         },
@@ -64,6 +75,9 @@ export function imageWriteRoutes(services: Services, read: ReadModel) {
       400: errorResponse("Not a multipart body"),
       401: errorResponse("Not signed in"),
       413: errorResponse("Larger than MAX_UPLOAD_BYTES (`code`, `detail`, `max_bytes`)"),
+      409: errorResponse(
+        "`short_id` belongs to an image with other content (`code`: `short_id_taken`)",
+      ),
       415: errorResponse("Not a JPEG, PNG, GIF, WebP or AVIF image"),
       422: errorResponse(
         "Invalid fields, more pixels than MAX_IMAGE_PIXELS (`code`: `too_many_pixels`), or more " +
@@ -80,6 +94,7 @@ export function imageWriteRoutes(services: Services, read: ReadModel) {
         { ...services, log: c.get("log") },
         form.bytes,
         form.tags,
+        { shortId: form.shortId, createdAt: form.createdAt },
       );
       const dto = toImageDto(image, config.S3_PUBLIC_BASE_URL);
       if (created) c.header("Location", `/api/v1/images/${dto.short_id}`);
@@ -87,6 +102,9 @@ export function imageWriteRoutes(services: Services, read: ReadModel) {
     } catch (e) {
       if (e instanceof UnsupportedImageError) {
         throw new HttpError(415, { code: "unsupported_image", detail: e.message });
+      }
+      if (e instanceof ShortIdTakenError) {
+        throw new HttpError(409, { code: "short_id_taken", detail: e.message });
       }
       if (e instanceof TooManyPixelsError) {
         throw new HttpError(422, {

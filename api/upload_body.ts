@@ -6,6 +6,7 @@
  */
 import { HttpError } from "./errors.ts";
 import { multipartBoundary, parseMultipart } from "../lib/images/mod.ts";
+import { isShortId } from "../lib/short_id.ts";
 import { parseTagList, TagNameError } from "../lib/tag_names.ts";
 
 /** Room for multipart framing and the other fields, on top of the file's own limit. */
@@ -15,6 +16,56 @@ export const FORM_OVERHEAD_BYTES = 64 * 1024;
 export interface UploadForm {
   bytes: Uint8Array;
   tags: string[];
+  /** A restore's short ID (honoured only when free), or null for a random one. */
+  shortId: string | null;
+  /** A restore's creation date (not in the future), or null for now. */
+  createdAt: Date | null;
+}
+
+/** An RFC 3339 date-time with a time zone, as the API writes `created_at`. */
+const DATE_TIME_RE =
+  /^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])T([01]\d|2[0-3]):[0-5]\d:[0-5]\d(\.\d{1,6})?(Z|[+-]([01]\d|2[0-3]):[0-5]\d)$/;
+
+/** The one text value of the field `name`, or null when absent; 422 when repeated. */
+function textField(parts: { name: string; data: Uint8Array }[], name: string): string | null {
+  const found = parts.filter((p) => p.name === name);
+  if (found.length === 0) return null;
+  if (found.length > 1) throw new HttpError(422, `${name}: give it at most once`);
+  return new TextDecoder().decode(found[0].data).trim();
+}
+
+/**
+ * The optional `short_id` and `created_at` of a restore: a short ID's shape (8 base62
+ * characters), and a date-time with a zone that is a real date, not before 1970 and not in the
+ * future. Empty values count as absent.
+ */
+export function restoreFields(
+  parts: { name: string; data: Uint8Array }[],
+  now = Date.now(),
+): Pick<UploadForm, "shortId" | "createdAt"> {
+  const shortId = textField(parts, "short_id") || null;
+  if (shortId !== null && !isShortId(shortId)) {
+    throw new HttpError(422, "short_id: must be 8 characters of 0-9, A-Z and a-z");
+  }
+  const created = textField(parts, "created_at") || null;
+  let createdAt: Date | null = null;
+  if (created !== null) {
+    createdAt = new Date(created);
+    // Date() rolls 2026-02-30 over to March: the day must read back as it was written.
+    const day = created.slice(0, 10);
+    const valid = DATE_TIME_RE.test(created) && createdAt.getTime() >= 0 &&
+      new Date(`${day}T00:00:00Z`).toISOString().slice(0, 10) === day;
+    if (!valid) {
+      throw new HttpError(
+        422,
+        "created_at: must be a date-time with a time zone, e.g. 2026-11-23T12:34:56.789Z",
+      );
+    }
+    if (createdAt.getTime() > now) {
+      throw new HttpError(422, "created_at: must not be in the future");
+    }
+  }
+  return { shortId, createdAt };
 }
 
 /** The 413 of DESIGN.md, with the limit at the top level of the body. */
@@ -140,5 +191,5 @@ export async function readUploadForm(req: Request, maxBytes: number): Promise<Up
     if (e instanceof TagNameError) throw new HttpError(422, `tags: ${e.message}`);
     throw e;
   }
-  return { bytes: file.data, tags };
+  return { bytes: file.data, tags, ...restoreFields(parts) };
 }

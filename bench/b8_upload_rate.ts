@@ -24,7 +24,7 @@ const IMAGES = ROUNDS * PER_ROUND;
 const CONCURRENCY = 4;
 
 /** Runs `fn` over `items` with `concurrency` loops; bounded by `maxMs`. */
-async function rate<T>(items: T[], maxMs: number, fn: (item: T) => Promise<boolean>) {
+export async function rate<T>(items: T[], maxMs: number, fn: (item: T) => Promise<boolean>) {
   let next = 0;
   let done = 0;
   let failed = 0;

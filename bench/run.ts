@@ -1,5 +1,5 @@
 /**
- * `deno task bench`: seeds `bench_1m` when needed (`bench/seed.ts`), then runs B1 to B8, each in
+ * `deno task bench`: seeds `bench_1m` when needed (`bench/seed.ts`), then runs B1 to B9, each in
  * its own process (so none inherits another's heap, workers or children), prints one Markdown
  * table and writes bench/RESULTS.md (with the date, the machine's cores and the command), keeping
  * its hand-written notes (bench/_notes.ts).
@@ -17,6 +17,7 @@ const BENCHES: [string, string][] = [
   ["b6", "bench/b6_library_page.ts"],
   ["b7", "bench/b7_cold_start.ts"],
   ["b8", "bench/b8_upload_rate.ts"],
+  ["b9", "bench/b9_import.ts"],
 ];
 /** No benchmark may run longer than this (the whole run stays under 15 minutes). */
 const BENCH_TIMEOUT_MS = 4 * 60_000;

@@ -177,6 +177,8 @@ export interface NewImage {
   width: number;
   height: number;
   thumbnailKey: string | null;
+  /** A restored image's creation date; now when null. */
+  createdAt?: Date | null;
 }
 
 /**
@@ -238,9 +240,11 @@ export async function insertImage(
 ): Promise<ImageWithTags | null> {
   const results = await transaction(sql, (tx) => {
     const statements: postgres.PendingQuery<postgres.Row[]>[] = [
-      tx`insert into images (short_id, hash, content_type, size_bytes, width, height, thumbnail_key)
+      tx`insert into images (short_id, hash, content_type, size_bytes, width, height, thumbnail_key,
+                             created_at)
         values (${img.shortId}, ${img.hash}, ${img.contentType}, ${img.sizeBytes}, ${img.width},
-                ${img.height}, ${img.thumbnailKey})
+                ${img.height}, ${img.thumbnailKey},
+                coalesce(${img.createdAt ?? null}::timestamptz, now()))
         on conflict (hash) do nothing`,
       ...linkTagStatements(tx, tx`i.short_id = ${img.shortId}`, tagNames),
     ];

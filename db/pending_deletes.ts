@@ -14,6 +14,29 @@ export async function scheduleDeletes(sql: Sql, keys: string[], delaySeconds: nu
     on conflict (key) do nothing`;
 }
 
+/**
+ * Reserves a chosen short ID's `keys` like `scheduleDeletes`, but only when no image holds the
+ * ID and no other upload or pending delete holds a key: true when all were reserved, else
+ * nothing is kept. The second look at images runs after the insert (a new snapshot), so an image
+ * committed while the insert waited on its keys is seen.
+ */
+export async function reserveShortIdKeys(
+  sql: Sql,
+  shortId: string,
+  keys: string[],
+  delaySeconds: number,
+): Promise<boolean> {
+  const taken = () => sql`select 1 from images where short_id = ${shortId}`;
+  if ((await taken()).length > 0) return false;
+  const reserved = await sql`insert into pending_deletes (key, next_attempt_at)
+    select unnest(${keys}::text[]), now() + make_interval(secs => ${delaySeconds})
+    on conflict (key) do nothing returning key`;
+  const mine = reserved.map((r) => r.key as string);
+  if (mine.length === keys.length && (await taken()).length === 0) return true;
+  if (mine.length > 0) await clearDeletes(sql, mine);
+  return false;
+}
+
 /** Forgets `keys` (their row now owns them, or they are gone from storage). */
 export async function clearDeletes(tx: postgres.TransactionSql | Sql, keys: string[]) {
   await tx`delete from pending_deletes where key = any(${keys}::text[])`;

@@ -9,7 +9,7 @@
  * removes the stored objects.
  */
 import { addTagsByHash, getImageByHash, type ImageWithTags, insertImage } from "../../db/images.ts";
-import { clearDeletes, scheduleDeletes } from "../../db/pending_deletes.ts";
+import { clearDeletes, reserveShortIdKeys, scheduleDeletes } from "../../db/pending_deletes.ts";
 import { isDatabaseUnavailable } from "../../db/client.ts";
 import { sniffImage, UnsupportedImageError } from "./sniff.ts";
 import type { Services, Thumbnailer } from "../services.ts";
@@ -28,6 +28,21 @@ export class TooManyPixelsError extends Error {
 /** The thumbnail queue is full: the service is saturated and the client should retry. */
 export class BusyError extends Error {
   override name = "BusyError";
+}
+
+/** A restore asked for a short ID that another image (or an upload in flight) holds. */
+export class ShortIdTakenError extends Error {
+  override name = "ShortIdTakenError";
+  constructor(readonly shortId: string) {
+    super(`The short ID ${shortId} belongs to an image with other content`);
+  }
+}
+
+/** What a restore may ask of a new image: its old short ID and creation date. */
+export interface IngestOptions {
+  /** Honoured when free; ShortIdTakenError when another image holds it. */
+  shortId?: string | null;
+  createdAt?: Date | null;
 }
 
 /** The outcome of an upload: a new image, or the existing one with the same content. */
@@ -50,6 +65,7 @@ export async function ingestImage(
   services: Services,
   bytes: Uint8Array,
   tags: string[],
+  options: IngestOptions = {},
 ): Promise<IngestResult> {
   const sniffed = sniffImage(bytes);
   if (!sniffed) {
@@ -68,7 +84,7 @@ export async function ingestImage(
     : Promise.reject(new Error("no thumbnailer"));
   thumbnail.catch(() => {}); // awaited only if this upload stores a new image
   try {
-    return await tagOrCreate(services, bytes, tags, sniffed, thumbnail);
+    return await tagOrCreate(services, bytes, tags, sniffed, thumbnail, options);
   } finally {
     unneeded.abort(new Error("the upload no longer needs this thumbnail"));
   }
@@ -84,6 +100,7 @@ async function tagOrCreate(
   tags: string[],
   sniffed: Sniffed,
   thumbnail: Promise<Thumbnail>,
+  options: IngestOptions,
 ): Promise<IngestResult> {
   const hash = sha256Hex(bytes);
   for (let attempt = 0; attempt < 3; attempt++) {
@@ -94,7 +111,7 @@ async function tagOrCreate(
     const existing = await addTagsByHash(services.sql, hash, tags);
     if (existing) return { created: false, image: existing };
     if (inflight.has(hash)) continue;
-    const job = createImage(services, bytes, hash, sniffed, tags, thumbnail);
+    const job = createImage(services, bytes, hash, sniffed, tags, thumbnail, options);
     inflight.set(hash, job);
     try {
       const result = await job;
@@ -116,11 +133,19 @@ async function createImage(
   sniffed: Sniffed,
   tags: string[],
   thumbnail: Promise<Thumbnail>,
+  options: IngestOptions,
 ): Promise<IngestResult | null> {
   const { sql, store, log } = services;
-  const shortId = newShortId();
+  const shortId = options.shortId ?? newShortId();
   const keys = [originalKey(shortId), thumbnailKey(shortId)];
-  await scheduleDeletes(sql, keys, UPLOAD_GUARD_SECONDS);
+  if (options.shortId) {
+    // A chosen ID's keys may be another image's objects: they are written only once reserved.
+    if (!await reserveShortIdKeys(sql, shortId, keys, UPLOAD_GUARD_SECONDS)) {
+      throw new ShortIdTakenError(shortId);
+    }
+  } else {
+    await scheduleDeletes(sql, keys, UPLOAD_GUARD_SECONDS);
+  }
 
   // The pool copies what it hands to a worker, so `bytes` stays ours for the storage put.
   const [stored, thumb] = await Promise.allSettled([
@@ -178,6 +203,7 @@ async function createImage(
         width: sniffed.width,
         height: sniffed.height,
         thumbnailKey: thumbKey,
+        createdAt: options.createdAt ?? null,
       },
       tags,
       owned,

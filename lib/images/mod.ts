@@ -8,6 +8,13 @@
  *   what only reads never loads sharp.
  * - `thumbnail_backfill.ts`: thumbnails for images that have none.
  */
-export { BusyError, ingestImage, type IngestResult, TooManyPixelsError } from "./ingest.ts";
+export {
+  BusyError,
+  ingestImage,
+  type IngestOptions,
+  type IngestResult,
+  ShortIdTakenError,
+  TooManyPixelsError,
+} from "./ingest.ts";
 export { multipartBoundary, parseMultipart } from "./multipart.ts";
 export { sniffImage, UnsupportedImageError } from "./sniff.ts";

@@ -1,0 +1,122 @@
+/**
+ * The export format: `images/{short_id}.{ext}` (the originals, byte for byte), `manifest.jsonl`
+ * (one image per line, newest first, as the API lists them) and `README.txt` (this description,
+ * for whoever opens the folder without the board).
+ */
+import type { ImageDto } from "../types.ts";
+
+/** One line of manifest.jsonl: the image's API fields, minus addresses, tags as names. */
+export interface ManifestEntry {
+  short_id: string;
+  hash: string;
+  content_type: string;
+  size_bytes: number;
+  width: number;
+  height: number;
+  tags: string[];
+  created_at: string;
+  /** The original's path inside the export folder. */
+  file: string;
+  [field: string]: unknown;
+}
+
+export const MANIFEST = "manifest.jsonl";
+export const IMAGES_DIR = "images";
+
+const EXTENSIONS: Record<string, string> = {
+  "image/jpeg": "jpg",
+  "image/png": "png",
+  "image/gif": "gif",
+  "image/webp": "webp",
+  "image/avif": "avif",
+};
+
+/** The file name extension of a content type (`bin` for one the board does not know). */
+export function extensionOf(contentType: string): string {
+  return EXTENSIONS[contentType] ?? "bin";
+}
+
+/** Fields of the API's image that belong to one deployment, not to the image. */
+const NOT_EXPORTED = new Set(["file_url", "thumbnail_url", "thumbnail_key"]);
+
+/**
+ * The manifest line of an image: the documented fields first, then every other field the API
+ * returns (so fields that later features add travel too), then the file's path.
+ */
+export function manifestEntry(image: ImageDto): ManifestEntry {
+  const entry: ManifestEntry = {
+    short_id: image.short_id,
+    hash: image.hash,
+    content_type: image.content_type,
+    size_bytes: image.size_bytes,
+    width: image.width,
+    height: image.height,
+    tags: image.tags.map((t) => t.name),
+    created_at: image.created_at,
+    file: `${IMAGES_DIR}/${image.short_id}.${extensionOf(image.content_type)}`,
+  };
+  for (const [key, value] of Object.entries(image)) {
+    if (!(key in entry) && !NOT_EXPORTED.has(key)) entry[key] = value;
+  }
+  const { file, ...rest } = entry;
+  return { ...rest, file } as ManifestEntry;
+}
+
+/** A manifest line parsed and checked, or an Error saying what is wrong with it. */
+export function parseManifestLine(line: string): ManifestEntry {
+  const entry = JSON.parse(line) as ManifestEntry;
+  const ok = typeof entry === "object" && entry !== null &&
+    typeof entry.short_id === "string" && /^[0-9A-Za-z]{8}$/.test(entry.short_id) &&
+    typeof entry.hash === "string" && /^[0-9a-f]{64}$/.test(entry.hash) &&
+    typeof entry.created_at === "string" && Array.isArray(entry.tags) &&
+    entry.tags.every((t) => typeof t === "string") &&
+    typeof entry.file === "string" && !entry.file.split("/").includes("..") &&
+    !entry.file.startsWith("/");
+  if (!ok) throw new Error("not a manifest line (short_id, hash, created_at, tags, file)");
+  return entry;
+}
+
+/** README.txt of an export folder. */
+export function exportReadme(source: string, date: string): string {
+  return `Reaction board export
+=====================
+
+Exported from ${source} on ${date} by \`deno task export\`.
+
+Contents
+--------
+
+images/{short_id}.{ext}
+    Every original, byte for byte as it was uploaded. The extension follows the content
+    type: jpg, png, gif, webp, avif.
+
+manifest.jsonl
+    One JSON object per line, one line per image, newest first (the board's listing order).
+    Fields:
+      short_id      the image's 8-character base62 identifier (its address: /i/{short_id})
+      hash          SHA-256 of the original's bytes, lower-case hex
+      content_type  image/jpeg, image/png, image/gif, image/webp or image/avif
+      size_bytes    the original's size in bytes
+      width, height the pixel size from the file's header
+      tags          the tag names, sorted
+      created_at    when the image was uploaded (RFC 3339, UTC, milliseconds)
+      file          the original's path in this folder
+    Any further fields are those the board's API returns for an image (features added after
+    this format was written); a reader should keep fields it does not know.
+
+README.txt
+    This file.
+
+Using it
+--------
+
+Check a file: sha256sum images/{short_id}.{ext} prints the line's "hash".
+
+Restore into an empty board, with the same short IDs, dates and tags:
+
+    deno task import --restore <this folder> --url https://board.example
+
+Running \`deno task export\` again into this folder brings it up to date: files already
+present with the right hash are kept, the rest are downloaded, and the manifest is rewritten.
+`;
+}

@@ -1,0 +1,7 @@
+/**
+ * `deno task export <folder>`: every original, a manifest.jsonl and a README.txt, read through
+ * the board's public API; resumable. See lib/transfer/.
+ */
+import { exportMain } from "../lib/transfer/mod.ts";
+
+Deno.exit(await exportMain(Deno.args));
