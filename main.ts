@@ -10,6 +10,7 @@ import { orExit } from "./lib/startup.ts";
 import { Logger } from "./lib/log.ts";
 import { openResources } from "./lib/resources.ts";
 import { ThumbnailPool } from "./lib/images/thumbnails/pool.ts";
+import { warmUploadPath } from "./lib/images/warm_up.ts";
 import { startDeleteSweeper } from "./lib/deleter.ts";
 import { JobQueue } from "./lib/jobs/mod.ts";
 import { serveUntilSignal } from "./lib/http/mod.ts";
@@ -25,11 +26,14 @@ async function main() {
   const { sql, probeSql, store } = resources;
   await migrate(sql, store, { log: (msg, f) => log.info(msg, f) });
 
-  // The job queue loads and checks its schema while the thumbnail workers warm up.
-  const [thumbnails, jobs] = await Promise.all([
+  // The job queue loads and checks its schema, and the upload path warms up, while the
+  // thumbnail workers warm up.
+  const [thumbnails, jobs, warm] = await Promise.all([
     ThumbnailPool.start({ size: config.THUMBNAIL_WORKERS, maxPixels: config.MAX_IMAGE_PIXELS }),
     JobQueue.start(config.DATABASE_URL!, log),
+    warmUploadPath({ sql, store }),
   ]);
+  log.info("upload path warmed up", { ...warm, ms: Math.round(warm.ms) });
   const dev = Deno.args.includes("--dev");
   if (await ensureAssets(dev)) log.info("client assets built", { dev });
   const app = createApp({ config, sql, probeSql, store, log, thumbnails, jobs }, { dev });

@@ -94,7 +94,7 @@ export function imageWriteRoutes(services: Services, read: ReadModel) {
         { ...services, log: c.get("log") },
         form.bytes,
         form.tags,
-        { shortId: form.shortId, createdAt: form.createdAt },
+        { shortId: form.shortId, createdAt: form.createdAt, sha256: form.sha256 },
       );
       const dto = toImageDto(image, config.S3_PUBLIC_BASE_URL);
       if (created) c.header("Location", `/api/v1/images/${dto.short_id}`);

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
 import { HttpError } from "./errors.ts";
-import { readUploadForm, type UploadForm } from "./upload_body.ts";
+import { FORM_OVERHEAD_BYTES, readUploadForm, type UploadForm } from "./upload_body.ts";
 
 const MAX = 1_000_000;
 
@@ -25,10 +26,11 @@ function streamed(
   contentType: string,
   contentLength: number | null,
   type: "bytes" | "default",
+  chunkBytes = 1000,
 ) {
   let at = 0;
   const pull = (c: ReadableStreamDefaultController<Uint8Array> | ReadableByteStreamController) => {
-    if (at < body.length) return c.enqueue(body.slice(at, at += 1000));
+    if (at < body.length) return c.enqueue(body.slice(at, at += chunkBytes));
     c.close();
     // A byte source completes a pending read-into-buffer once closed (as Deno's bodies do).
     if ("byobRequest" in c) c.byobRequest?.respond(0);
@@ -43,6 +45,8 @@ function streamed(
 
 const file = new Uint8Array(54_321).map((_, i) => (i * 31) % 256);
 
+const sha256 = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest("hex");
+
 const types = ["bytes", "default"] as const;
 
 Deno.test("readUploadForm() reads a chunked body with and without Content-Length intact", async () => {
@@ -51,6 +55,7 @@ Deno.test("readUploadForm() reads a chunked body with and without Content-Length
     for (const length of [body.length, null]) {
       const form = await readUploadForm(streamed(body, contentType, length, type), MAX);
       assert.deepEqual(form.bytes, file, `${type} stream, Content-Length ${length}`);
+      assert.equal(form.sha256, sha256(file));
       assert.deepEqual(form.tags, ["cat", "dog"]);
     }
   }
@@ -76,6 +81,7 @@ Deno.test("readUploadForm() reads a body that arrives over a real connection int
   }
   assert.equal(forms.length, 1);
   assert.deepEqual(forms[0].bytes, big);
+  assert.equal(forms[0].sha256, sha256(big));
   assert.deepEqual(forms[0].tags, ["cat"]);
 });
 
@@ -96,5 +102,44 @@ Deno.test("readUploadForm() refuses a body that disagrees with its Content-Lengt
         `${type} stream, Content-Length ${length} for ${sent.length} bytes`,
       );
     }
+  }
+});
+
+Deno.test("readUploadForm() hashes the file read by read, whatever the chunks' sizes", async () => {
+  // Bytes that look like the start of a delimiter, where a chunk may end.
+  const tricky = file.slice();
+  tricky.set(new TextEncoder().encode("\r\n--\r\n-"), 30_000);
+  const { body, contentType } = await encodedForm(tricky, "cat");
+  for (const type of types) {
+    for (const chunk of [1, 7, 4093, 65_536]) {
+      const form = await readUploadForm(streamed(body, contentType, null, type, chunk), MAX);
+      assert.deepEqual(form.bytes, tricky, `${type} stream, ${chunk}-byte chunks`);
+      assert.equal(form.sha256, sha256(tricky), `${type} stream, ${chunk}-byte chunks`);
+    }
+  }
+});
+
+Deno.test("readUploadForm() refuses a body without Content-Length as soon as it passes the limit", async () => {
+  const big = new Uint8Array(400_000);
+  const { body, contentType } = await encodedForm(big, "cat");
+  const max = 100_000; // the limit is this plus FORM_OVERHEAD_BYTES
+  for (const type of types) {
+    const req = streamed(body, contentType, null, type, 4096);
+    let pulled = 0;
+    const counted = new Request(req, {
+      body: req.body!.pipeThrough(
+        new TransformStream({
+          transform(chunk, c) {
+            pulled += chunk.length;
+            c.enqueue(chunk);
+          },
+        }),
+      ),
+    });
+    await assert.rejects(
+      readUploadForm(counted, max),
+      (e) => e instanceof HttpError && e.status === 413,
+    );
+    assert.ok(pulled < max + FORM_OVERHEAD_BYTES + 3 * 4096, `${type}: read ${pulled} bytes`);
   }
 });

@@ -391,8 +391,9 @@ export interface S3Process {
 }
 
 /** A store on s3rver's bucket, with the credentials s3rver accepts. */
-export function s3rverStore(s3: { endpoint: string; bucket: string }): S3Store {
+export function s3rverStore(s3: { endpoint: string; bucket: string }, timeoutMs?: number): S3Store {
   return new S3Store({
+    timeoutMs,
     bucket: s3.bucket,
     endpoint: s3.endpoint,
     region: "us-east-1",
@@ -444,8 +445,9 @@ export async function startService(
   tempDirs.add(dataDir);
   // BENCH_SERVE_FLAGS: extra deno flags for the service (diagnostics, e.g. V8 GC tracing).
   const flags = Deno.env.get("BENCH_SERVE_FLAGS")?.split(" ").filter(Boolean) ?? [];
+  // BENCH_SERVE_SCRIPT: another entry (e.g. another checkout's copy, for before/after runs).
   const child = await spawnReady<{ port: number; workers: number }>(
-    "bench/serve.ts",
+    Deno.env.get("BENCH_SERVE_SCRIPT") ?? "bench/serve.ts",
     {
       DATABASE_URL: databaseUrl,
       DATA_DIR: dataDir,
@@ -554,6 +556,36 @@ export function watchEventLoop(): { stop(): number } {
   };
 }
 
+/**
+ * POSTs `form` over a plain socket (HTTP/1.1, `connection: close`) and reads the whole response;
+ * resolves with the status. Deno's fetch spends about 6 ms on a 5.3 MB body before the service
+ * sees the request, a socket write 0.2 ms: this is how wrk or a browser would send it.
+ */
+export async function socketUpload(
+  base: string,
+  auth: Record<string, string>,
+  form: UploadForm,
+): Promise<number> {
+  const url = new URL(base);
+  const conn = await Deno.connect({ hostname: url.hostname, port: Number(url.port) });
+  const head = [
+    "POST /api/v1/images HTTP/1.1",
+    `host: ${url.host}`,
+    `content-type: ${form.contentType}`,
+    `content-length: ${form.body.length}`,
+    ...Object.entries(auth).map(([k, v]) => `${k}: ${v}`),
+    "connection: close",
+    "",
+    "",
+  ].join("\r\n");
+  for (const bytes of [new TextEncoder().encode(head), form.body]) {
+    for (let at = 0; at < bytes.length;) at += await conn.write(bytes.subarray(at));
+  }
+  // Read to the end of the stream, which closes the connection.
+  const response = new TextDecoder().decode(await new Response(conn.readable).arrayBuffer());
+  return Number(response.slice(9, 12));
+}
+
 /** An upload that must create a new image (201); returns its short ID. */
 export async function uploadNew(
   base: string,
@@ -649,6 +681,31 @@ export async function photoJpeg(width: number, height: number, seed: number): Pr
   const out = await sharp(raw, { raw: { width, height, channels: 3 } }).jpeg({ quality: 90 })
     .toBuffer();
   return new Uint8Array(out);
+}
+
+/**
+ * `photoJpeg(width, height, seed)`, generated once and then read from `bench/results/cache/`
+ * (12 MP takes about a second of CPU to make; B3 needs twenty).
+ */
+export async function cachedPhotoJpeg(
+  width: number,
+  height: number,
+  seed: number,
+): Promise<Uint8Array> {
+  const dir = new URL("./cache/", RESULTS_DIR);
+  const file = new URL(`photo-${width}x${height}-${seed}.jpg`, dir);
+  try {
+    return await Deno.readFile(file);
+  } catch (e) {
+    if (!(e instanceof Deno.errors.NotFound)) throw e;
+  }
+  const jpeg = await photoJpeg(width, height, seed);
+  await Deno.mkdir(dir, { recursive: true });
+  // Written aside and renamed, so a run stopped half-way never leaves a truncated file.
+  const part = new URL(`${file.pathname}.${randomHex()}.part`, file);
+  await Deno.writeFile(part, jpeg);
+  await Deno.rename(part, file);
+  return jpeg;
 }
 
 /**

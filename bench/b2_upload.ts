@@ -17,6 +17,7 @@ import {
   photoJpeg,
   s3rverStore,
   signIn,
+  socketUpload,
   startS3Process,
   startService,
   timeRuns,
@@ -28,31 +29,10 @@ import {
 
 const WARMUP_UPLOADS = 4;
 
-/**
- * POSTs `form` over a plain socket (HTTP/1.1, `connection: close`) and reads the whole response:
- * Deno's fetch spends about 6 ms on a 5.3 MB body before the service sees the request, a socket
- * write 0.2 ms. Throws unless the upload answered 201.
- */
-async function socketUpload(base: string, auth: Record<string, string>, form: UploadForm) {
-  const url = new URL(base);
-  const conn = await Deno.connect({ hostname: url.hostname, port: Number(url.port) });
-  const head = [
-    "POST /api/v1/images HTTP/1.1",
-    `host: ${url.host}`,
-    `content-type: ${form.contentType}`,
-    `content-length: ${form.body.length}`,
-    ...Object.entries(auth).map(([k, v]) => `${k}: ${v}`),
-    "connection: close",
-    "",
-    "",
-  ].join("\r\n");
-  for (const bytes of [new TextEncoder().encode(head), form.body]) {
-    for (let at = 0; at < bytes.length;) at += await conn.write(bytes.subarray(at));
-  }
-  // Read to the end of the stream, which closes the connection.
-  const response = new TextDecoder().decode(await new Response(conn.readable).arrayBuffer());
-  const status = response.slice(9, 12);
-  if (status !== "201") throw new Error(`upload: ${response.split("\r\n")[0]}`);
+/** `socketUpload` that must answer 201. */
+async function socketUploadNew(base: string, auth: Record<string, string>, form: UploadForm) {
+  const status = await socketUpload(base, auth, form);
+  if (status !== 201) throw new Error(`upload: HTTP ${status}`);
 }
 
 /**
@@ -82,7 +62,7 @@ async function uploadsAgainstSharp(
     const form = multipartBody(withComment(jpeg, `${tag}-${i}`), ["bench"]);
     let t0 = performance.now();
     if (send === "fetch") await uploadNew(base, auth, form);
-    else await socketUpload(base, auth, form);
+    else await socketUploadNew(base, auth, form);
     uploads.push(performance.now() - t0);
     t0 = performance.now();
     await makeThumbnail(jpeg);
@@ -90,6 +70,44 @@ async function uploadsAgainstSharp(
   });
   return { uploads, direct };
 }
+
+/**
+ * The first uploads after a fresh start of the service: how long it took to answer health 200
+ * (from spawning it), then `n` uploads one at a time, each with distinct bytes, forms encoded
+ * before the clock starts. `warm` false starts it without the upload path's warm-up.
+ */
+async function firstUploads(
+  databaseUrl: string,
+  s3: Parameters<typeof startService>[1],
+  jpeg: Uint8Array,
+  warm: boolean,
+  n = 11,
+) {
+  const tag = `b2-first-${warm ? "warm" : "cold"}-${Date.now()}`;
+  const forms = Array.from(
+    { length: n },
+    (_, i) => multipartBody(withComment(jpeg, `${tag}-${i}`)),
+  );
+  const t0 = performance.now();
+  const svc = await startService(databaseUrl, s3, warm ? {} : { BENCH_NO_WARMUP: "1" });
+  try {
+    // Health answers 200 once the service is listening and its dependencies answered.
+    for (;;) {
+      const res = await fetch(`${svc.base}/api/v1/health`).catch(() => null);
+      await res?.body?.cancel();
+      if (res?.status === 200) break;
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    const ready = performance.now() - t0;
+    const auth = await signIn(svc.base);
+    const times = await timeRuns(n, 120_000, (i) => socketUploadNew(svc.base, auth, forms[i]));
+    return { ready, first: times[0], later: median(times.slice(1)), times };
+  } finally {
+    await svc.stop();
+  }
+}
+
+type FirstUploads = Awaited<ReturnType<typeof firstUploads>>;
 
 /** A row of medians: uploads against direct sharp, both from the same alternating runs. */
 function row(metric: string, runs: { uploads: number[]; direct: number[] }, main: boolean) {
@@ -120,6 +138,12 @@ if (import.meta.main) {
         fetched = await uploadsAgainstSharp(svc.base, jpeg, "b2-fetch", "fetch");
       } finally {
         await svc.stop();
+      }
+      // The first upload after a fresh start, with and without the warm-up, alternating.
+      const cold: FirstUploads[] = [], warm: FirstUploads[] = [];
+      for (let round = 0; round < 2; round++) {
+        cold.push(await firstUploads(db.url, s3, jpeg, false));
+        warm.push(await firstUploads(db.url, s3, jpeg, true));
       }
       // The same service on its filesystem store: no S3 server on the two cores beside it.
       const fsSvc = await startService(db.url, null);
@@ -167,8 +191,31 @@ if (import.meta.main) {
         } ms; ` +
           `direct sharp ${socket.direct.map((v) => v.toFixed(0)).join(", ")} ms`,
       );
+      const firstRow = (runs: typeof warm, label: string, main: boolean) => {
+        const first = median(runs.map((r) => r.first));
+        const later = median(runs.map((r) => r.later));
+        return {
+          metric: `first upload after a fresh start${label}, median of ${runs.length} starts`,
+          value: ms(first),
+          baseline: `uploads 2-11 ${ms(later)}`,
+          ratio: x(first / later),
+          target: main ? "<= 1.2x" : "- (diagnostic)",
+          met: main ? first / later <= 1.2 : null,
+        };
+      };
+      for (const [label, runs] of [["warm-up", warm], ["no warm-up", cold]] as const) {
+        notes.push(
+          `first uploads, ${label}: spawn to health 200 ${
+            runs.map((r) => ms(r.ready)).join(", ")
+          }; uploads ${
+            runs.map((r) => r.times.map((v) => v.toFixed(0)).join(", ")).join(" | ")
+          } ms`,
+        );
+      }
       return [
         row(`upload 12 MP JPEG, one at a time, median of ${socket.uploads.length}`, socket, true),
+        firstRow(warm, "", true),
+        firstRow(cold, " without the upload path's warm-up (BENCH_NO_WARMUP)", false),
         row("the same sent with Deno's fetch (its client's own time included)", fetched, false),
         row("the same on the filesystem store (no s3rver sharing the cores)", fs, false),
       ];

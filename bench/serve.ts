@@ -2,7 +2,10 @@
  * The service under benchmark, in its own process: built from the environment exactly as
  * main.ts builds it (config, resources, migrations, thumbnail pool, app), served with
  * Deno.serve on HOST:PORT (PORT=0 picks a free port). Prints `{"port": n}` on stdout once
- * listening; SIGTERM stops it.
+ * listening; SIGTERM stops it. With BENCH_LOOP_FILE set, a 1 ms timer watches the event loop:
+ * SIGUSR1 starts a window, SIGUSR2 writes there its longest gap, the most CPU time the main thread
+ * ran between two ticks (the longest it held the loop, whatever the machine's load) and the gaps
+ * over 5 and 20 ms.
  */
 import { createApp, ensureAssets } from "../app.ts";
 import { migrate } from "../db/migrate.ts";
@@ -10,15 +13,17 @@ import { loadConfig } from "../lib/config.ts";
 import { Logger } from "../lib/log.ts";
 import { openResources } from "../lib/resources.ts";
 import { ThumbnailPool } from "../lib/images/thumbnails/pool.ts";
+import { warmUploadPath } from "../lib/images/warm_up.ts";
 
 const log = new Logger(loadConfig().LOG_LEVEL);
 const resources = await openResources(loadConfig(), log);
 const { config, sql, store } = resources;
 await migrate(sql, store);
-const thumbnails = await ThumbnailPool.start({
-  size: config.THUMBNAIL_WORKERS,
-  maxPixels: config.MAX_IMAGE_PIXELS,
-});
+// As main.ts does; BENCH_NO_WARMUP=1 leaves the upload path cold (B2's first-upload rows).
+const [thumbnails] = await Promise.all([
+  ThumbnailPool.start({ size: config.THUMBNAIL_WORKERS, maxPixels: config.MAX_IMAGE_PIXELS }),
+  Deno.env.get("BENCH_NO_WARMUP") === "1" ? null : warmUploadPath({ sql, store }),
+]);
 await ensureAssets();
 const app = createApp({ config, sql, store, log, thumbnails });
 const server = Deno.serve({
@@ -26,6 +31,36 @@ const server = Deno.serve({
   hostname: config.HOST,
   onListen: ({ port }) => console.log(JSON.stringify({ port, workers: config.THUMBNAIL_WORKERS })),
 }, app.fetch);
+
+const loopFile = Deno.env.get("BENCH_LOOP_FILE");
+if (loopFile) {
+  // The main thread's time on a CPU (ns), from the scheduler: on a busy machine a timer's gap
+  // also counts the time the thread waited for a core, this only the time it ran.
+  const schedstat = `/proc/self/task/${Deno.pid}/schedstat`;
+  const ranMs = () => Number(Deno.readTextFileSync(schedstat).split(" ")[0]) / 1e6;
+  type Window = { max: number; maxRan: number; over5: number; over20: number };
+  let window: Window | null = null;
+  let last = performance.now();
+  let lastRan = ranMs();
+  setInterval(() => {
+    const now = performance.now();
+    const ran = ranMs();
+    const gap = now - last;
+    const busy = ran - lastRan;
+    last = now;
+    lastRan = ran;
+    if (!window) return;
+    window.max = Math.max(window.max, gap);
+    window.maxRan = Math.max(window.maxRan, busy);
+    if (gap > 5) window.over5++;
+    if (gap > 20) window.over20++;
+  }, 1);
+  Deno.addSignalListener("SIGUSR1", () => window = { max: 0, maxRan: 0, over5: 0, over20: 0 });
+  Deno.addSignalListener("SIGUSR2", () => {
+    if (window) Deno.writeTextFileSync(loopFile, JSON.stringify(window));
+    window = null;
+  });
+}
 
 Deno.addSignalListener("SIGTERM", async () => {
   await Promise.race([server.shutdown(), new Promise((r) => setTimeout(r, 2000))]);

@@ -38,11 +38,16 @@ export class ShortIdTakenError extends Error {
   }
 }
 
-/** What a restore may ask of a new image: its old short ID and creation date. */
+/** What a restore may ask of a new image (its old short ID and creation date), and the hash. */
 export interface IngestOptions {
   /** Honoured when free; ShortIdTakenError when another image holds it. */
   shortId?: string | null;
   createdAt?: Date | null;
+  /**
+   * The bytes' hex SHA-256, as the upload computed it while they streamed in
+   * (api/upload_body.ts); without it the bytes are hashed here, in one go.
+   */
+  sha256?: string;
 }
 
 /** The outcome of an upload: a new image, or the existing one with the same content. */
@@ -84,7 +89,8 @@ export async function ingestImage(
     : Promise.reject(new Error("no thumbnailer"));
   thumbnail.catch(() => {}); // awaited only if this upload stores a new image
   try {
-    return await tagOrCreate(services, bytes, tags, sniffed, thumbnail, options);
+    const hash = options.sha256 ?? sha256Hex(bytes);
+    return await tagOrCreate(services, bytes, hash, tags, sniffed, thumbnail, options);
   } finally {
     unneeded.abort(new Error("the upload no longer needs this thumbnail"));
   }
@@ -97,12 +103,12 @@ export async function ingestImage(
 async function tagOrCreate(
   services: Services,
   bytes: Uint8Array,
+  hash: string,
   tags: string[],
   sniffed: Sniffed,
   thumbnail: Promise<Thumbnail>,
   options: IngestOptions,
 ): Promise<IngestResult> {
-  const hash = sha256Hex(bytes);
   for (let attempt = 0; attempt < 3; attempt++) {
     const pending = inflight.get(hash);
     if (pending) {

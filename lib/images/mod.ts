@@ -16,5 +16,5 @@ export {
   ShortIdTakenError,
   TooManyPixelsError,
 } from "./ingest.ts";
-export { multipartBoundary, parseMultipart } from "./multipart.ts";
+export { multipartBoundary, MultipartParser, parseMultipart } from "./multipart.ts";
 export { sniffImage, UnsupportedImageError } from "./sniff.ts";

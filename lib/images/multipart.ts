@@ -1,9 +1,9 @@
 /**
- * A small multipart/form-data parser for uploads. The body is collected into one buffer (the
- * caller caps its size) and the boundaries are found by `indexOfBytes`: under a millisecond for a
- * 5.3 MB body, where node:buffer's indexOf (JavaScript under Deno) took 32 ms and the platform's
- * formData() more, all of it on the event loop. The file's bytes are a view into the body: no
- * copy.
+ * A small multipart/form-data parser for uploads, incremental: the body is read into one buffer
+ * (the caller caps its size) and parsed after each read, the boundaries found by `indexOfBytes`,
+ * where node:buffer's indexOf (JavaScript under Deno) took 32 ms on a 5.3 MB body and the
+ * platform's formData() more, all of it on the event loop at once. The file's bytes are a view
+ * into the body: no copy.
  */
 
 /** One part of the form. */
@@ -76,30 +76,128 @@ function horspool(hay: Uint8Array, needle: Uint8Array, from: number): number {
   return -1;
 }
 
-/** Splits `body` into its parts; throws MultipartError when it is not well-formed. */
-export function parseMultipart(body: Uint8Array, boundary: string): FormPart[] {
-  const buf = body;
-  const delimiter = encoder.encode(`--${boundary}`);
-  const next = encoder.encode(`\r\n--${boundary}`);
-  const decoder = new TextDecoder();
-  let at = indexOfBytes(buf, delimiter);
-  if (at < 0) throw new MultipartError("no boundary found");
-  const parts: FormPart[] = [];
-  for (;;) {
-    at += delimiter.length;
-    if (buf[at] === 0x2d && buf[at + 1] === 0x2d) return parts; // closing "--"
-    if (buf[at] !== CRLF[0] || buf[at + 1] !== CRLF[1]) {
-      throw new MultipartError("bad boundary line");
+/** Given each stretch of part number `index` (named `name`) as it becomes known. */
+export type OnPartData = (data: Uint8Array, index: number, name: string) => void;
+
+/** Where a part's bytes are, as offsets into the body (a growing body moves its buffer). */
+interface PartAt {
+  name: string;
+  filename: string | null;
+  contentType: string | null;
+  start: number;
+  /** -1 until the delimiter after the part has arrived. */
+  end: number;
+}
+
+/**
+ * An incremental multipart/form-data parser over a body that arrives in order into one buffer:
+ * after each read, `advance(body, length)` parses as far as the bytes so far allow, resuming
+ * where it stopped, so no step ever scans the whole body again (a 12 MP upload was one 6 ms
+ * parse after its last byte; now each 64 KB read costs microseconds). `onData` is given each
+ * stretch of a part's bytes as soon as it is known not to be the start of a delimiter, so a
+ * caller can hash a file while it streams in.
+ */
+export class MultipartParser {
+  readonly #delimiter: Uint8Array;
+  readonly #next: Uint8Array;
+  readonly #onData?: OnPartData;
+  readonly #parts: PartAt[] = [];
+  readonly #decoder = new TextDecoder();
+  #state: "preamble" | "delimiter" | "headers" | "data" | "done" = "preamble";
+  /** Where the current state's bytes start. */
+  #at = 0;
+  /** In "data": the first byte not yet handed to `onData` (no delimiter starts before it). */
+  #scanned = 0;
+
+  constructor(boundary: string, onData?: OnPartData) {
+    this.#delimiter = encoder.encode(`--${boundary}`);
+    this.#next = encoder.encode(`\r\n--${boundary}`);
+    this.#onData = onData;
+  }
+
+  /** True once the closing delimiter has been read. */
+  get done(): boolean {
+    return this.#state === "done";
+  }
+
+  /** Parses `body[0..length)` as far as it goes; throws MultipartError on a malformed body. */
+  advance(body: Uint8Array, length: number): void {
+    const buf = body.subarray(0, length);
+    for (;;) {
+      switch (this.#state) {
+        case "preamble": {
+          const at = indexOfBytes(buf, this.#delimiter, this.#at);
+          if (at < 0) {
+            // The delimiter may start in the last bytes read: look there again next time.
+            this.#at = Math.max(0, length - this.#delimiter.length + 1);
+            return;
+          }
+          this.#at = at + this.#delimiter.length;
+          this.#state = "delimiter";
+          break;
+        }
+        case "delimiter": {
+          const at = this.#at;
+          if (length < at + 2) return;
+          if (buf[at] === 0x2d && buf[at + 1] === 0x2d) { // closing "--"
+            this.#state = "done";
+            return;
+          }
+          if (buf[at] !== CRLF[0] || buf[at + 1] !== CRLF[1]) {
+            throw new MultipartError("bad boundary line");
+          }
+          this.#at = at + 2;
+          this.#state = "headers";
+          break;
+        }
+        case "headers": {
+          const start = this.#at;
+          const end = indexOfBytes(buf, HEADER_END, start);
+          if (end < 0 ? length - start > MAX_HEADER_BYTES + 3 : end - start > MAX_HEADER_BYTES) {
+            throw new MultipartError("bad part headers");
+          }
+          if (end < 0) return;
+          this.#parts.push(this.#partHeaders(buf.subarray(start, end), end + 4));
+          if (this.#parts.length > MAX_PARTS) throw new MultipartError("too many parts");
+          this.#at = this.#scanned = end + 4;
+          this.#state = "data";
+          break;
+        }
+        case "data": {
+          const part = this.#parts.length - 1;
+          // No delimiter starts before #scanned: that was checked when those bytes were handed on.
+          const end = indexOfBytes(buf, this.#next, this.#scanned);
+          // Without a delimiter, every byte before the last (delimiter length - 1) is data.
+          const known = end < 0 ? Math.max(this.#scanned, length - this.#next.length + 1) : end;
+          if (known > this.#scanned) {
+            this.#onData?.(buf.subarray(this.#scanned, known), part, this.#parts[part].name);
+          }
+          this.#scanned = known;
+          if (end < 0) return;
+          this.#parts[part].end = end;
+          this.#at = end + 2 + this.#delimiter.length;
+          this.#state = "delimiter";
+          break;
+        }
+        case "done":
+          return;
+      }
     }
-    const headersStart = at + 2;
-    const headersEnd = indexOfBytes(buf, HEADER_END, headersStart);
-    if (headersEnd < 0 || headersEnd - headersStart > MAX_HEADER_BYTES) {
-      throw new MultipartError("bad part headers");
+  }
+
+  /** The parts, as views into `body` (the whole body, as read); throws unless it was complete. */
+  finish(body: Uint8Array): FormPart[] {
+    if (this.#state !== "done") {
+      throw new MultipartError(
+        this.#state === "preamble" ? "no boundary found" : "unterminated part",
+      );
     }
-    const end = indexOfBytes(buf, next, headersEnd + 4);
-    if (end < 0) throw new MultipartError("unterminated part");
+    return this.#parts.map(({ start, end, ...p }) => ({ ...p, data: body.subarray(start, end) }));
+  }
+
+  #partHeaders(head: Uint8Array, start: number): PartAt {
     let disposition = "", contentType: string | null = null;
-    for (const line of decoder.decode(buf.subarray(headersStart, headersEnd)).split("\r\n")) {
+    for (const line of this.#decoder.decode(head).split("\r\n")) {
       const colon = line.indexOf(":");
       const key = line.slice(0, colon).trim().toLowerCase();
       if (key === "content-disposition") disposition = line.slice(colon + 1);
@@ -109,13 +207,13 @@ export function parseMultipart(body: Uint8Array, boundary: string): FormPart[] {
     if (!/^\s*form-data\s*;/i.test(disposition) || name === null) {
       throw new MultipartError("a part has no form-data name");
     }
-    parts.push({
-      name,
-      filename: param(disposition, "filename"),
-      contentType,
-      data: body.subarray(headersEnd + 4, end),
-    });
-    if (parts.length > MAX_PARTS) throw new MultipartError("too many parts");
-    at = end + 2;
+    return { name, filename: param(disposition, "filename"), contentType, start, end: -1 };
   }
+}
+
+/** Splits a whole `body` into its parts; throws MultipartError when it is not well-formed. */
+export function parseMultipart(body: Uint8Array, boundary: string): FormPart[] {
+  const parser = new MultipartParser(boundary);
+  parser.advance(body, body.length);
+  return parser.finish(body);
 }

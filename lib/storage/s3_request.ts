@@ -8,6 +8,7 @@ import { ProgressDeadline } from "./deadline.ts";
 import { type Credentials, signRequest, uriEncode } from "./sigv4.ts";
 import { errorCode } from "./s3_xml.ts";
 import { EMPTY_SHA256 } from "../hash.ts";
+import { sendBytes } from "./byte_put.ts";
 import type { Config } from "../config.ts";
 
 /** Connection settings of an S3 store. */
@@ -164,12 +165,14 @@ export class S3Requests {
       );
       let res: Response;
       try {
-        res = await fetch(url, {
-          method: req.method,
-          headers,
-          body: body as BodyInit | undefined,
-          signal: deadline.signal,
-        });
+        res = body instanceof Uint8Array && body.length > 0
+          ? await sendBytes(url, req.method, headers, body, deadline.signal)
+          : await fetch(url, {
+            method: req.method,
+            headers,
+            body: body as BodyInit | undefined,
+            signal: deadline.signal,
+          });
       } catch (err) {
         deadline.end();
         if (deadline.signal.aborted) throw deadline.signal.reason;

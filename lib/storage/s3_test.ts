@@ -184,6 +184,31 @@ Deno.test("S3Store.put() sends a byte body with its Content-Length, its hash sig
   }
 });
 
+Deno.test("S3Store.put() sends a byte body without handing it to fetch, which would copy it whole", async () => {
+  await using rec = recorder();
+  // Several write pieces, and a view into a larger buffer.
+  const data = randomBytes(1_100_000).subarray(7, 7 + 1_000_003);
+  const realFetch = globalThis.fetch;
+  const fetched: unknown[] = [];
+  globalThis.fetch = (input, init) => {
+    fetched.push(init?.body);
+    return realFetch(input, init);
+  };
+  try {
+    await rec.store.put("images/big", data, {
+      contentLength: data.length,
+      contentType: "image/png",
+    });
+    await rec.store.head("images/big");
+  } finally {
+    globalThis.fetch = realFetch;
+  }
+  // The HEAD went through fetch; the put did not.
+  assert.deepEqual(fetched, [undefined]);
+  assert.equal(rec.seen[0].headers.get("content-length"), String(data.length));
+  assert.deepEqual(rec.seen[0].body, data);
+});
+
 Deno.test("S3Store.put() signs a hash it is given instead of hashing again, and a stream as unsigned", async () => {
   await using rec = recorder();
   const data = new TextEncoder().encode("known payload");

@@ -11,7 +11,10 @@ export interface WarmupRequest {
   type: "warmup";
 }
 
-/** One job; `input` is transferred, so the worker owns it. */
+/**
+ * One job; `input` is a view of a buffer that is transferred, so the worker owns it until it
+ * hands the buffer back with its answer (the pool copies the next job into it).
+ */
 export interface ThumbnailJobRequest {
   type: "thumbnail";
   id: number;
@@ -22,18 +25,23 @@ export interface ThumbnailJobRequest {
 /** What the pool sends a worker. */
 export type WorkerRequest = WarmupRequest | ThumbnailJobRequest;
 
-/** The worker has finished its warmup and takes jobs. */
+/**
+ * The worker has finished its warmup and takes jobs. `buffer` is an input buffer it allocated
+ * and wrote to (so its pages are mapped off the event loop), transferred to the pool.
+ */
 export interface ReadyResponse {
   type: "ready";
+  buffer: ArrayBuffer;
 }
 
-/** A finished job; `data` is transferred back. */
+/** A finished job; `data` and the job's input `buffer` are transferred back. */
 export interface DoneResponse {
   type: "done";
   id: number;
   data: Uint8Array;
   width: number;
   height: number;
+  buffer: ArrayBuffer;
 }
 
 /** A job the image itself made fail (corrupt, unsupported, too large); the worker lives on. */
@@ -41,6 +49,7 @@ export interface FailedResponse {
   type: "failed";
   id: number;
   message: string;
+  buffer: ArrayBuffer;
 }
 
 /** What a worker sends the pool. */

@@ -67,6 +67,8 @@ interface Slot {
   /** Runs out when the warmup or the current job takes longer than the timeout. */
   timer?: Timer;
   warmed: PromiseWithResolvers<void>;
+  /** Where the next job's input is copied: mapped already, so the copy costs no page faults. */
+  buffer?: ArrayBuffer;
 }
 
 /** Node's typings (pulled in by sharp) and Deno's disagree on what setTimeout returns. */
@@ -180,6 +182,7 @@ export class ThumbnailPool {
 
   #onMessage(slot: Slot, message: WorkerResponse): void {
     if (!this.#slots.includes(slot)) return;
+    slot.buffer = message.buffer;
     if (message.type === "ready") {
       clearTimeout(slot.timer);
       slot.ready = true;
@@ -208,9 +211,16 @@ export class ThumbnailPool {
       slot.timer = setTimeout(() => {
         this.#replace(slot, new ThumbnailTimeoutError(`Thumbnail took over ${this.#timeoutMs} ms`));
       }, this.#timeoutMs);
-      // Copy exactly the viewed bytes (cloning a view would copy its whole buffer) and move
-      // the copy, so the worker owns it and the caller's bytes stay usable.
-      const input = job.input.slice();
+      // Copy exactly the viewed bytes and move the copy, so the worker owns it and the caller's
+      // bytes stay usable. The copy goes into the buffer the worker handed back with its last
+      // answer: a 5.3 MB copy into mapped memory took 0.2 ms, into a fresh buffer 20-30 ms of
+      // page faults on the event loop. A larger input gets a buffer of its own, which the worker
+      // then hands back for the next job.
+      const input = job.input.length <= (slot.buffer?.byteLength ?? 0)
+        ? new Uint8Array(slot.buffer!, 0, job.input.length)
+        : new Uint8Array(job.input.length);
+      input.set(job.input);
+      slot.buffer = undefined;
       const { maxPixels, maxSide } = this.options;
       this.#post(slot, { type: "thumbnail", id: job.id, input, options: { maxPixels, maxSide } }, [
         input.buffer,

@@ -50,6 +50,26 @@ Deno.test("ThumbnailPool leaves the caller's bytes intact", async () => {
   deepEqual(input, copy);
 });
 
+Deno.test("ThumbnailPool passes inputs larger and smaller than the worker's buffer whole", async () => {
+  using pool = await ThumbnailPool.start({ size: 1, maxPixels: MAX_PIXELS });
+  // A PNG of noise over the 8 MiB buffer a worker starts with, then small JPEGs in the buffer it
+  // hands back: each job must see exactly its own bytes, not what an earlier one left there.
+  const raw = crypto.getRandomValues(new Uint8Array(65_536));
+  const noise = new Uint8Array(1800 * 1700 * 3).map((_, i) => raw[i % 65_521]);
+  const big = new Uint8Array(
+    await sharp(noise, { raw: { width: 1800, height: 1700, channels: 3 } }).png({
+      compressionLevel: 0,
+    }).toBuffer(),
+  );
+  ok(big.length > 8 * 1024 * 1024, `${big.length} bytes`);
+  const inputs = [await jpeg(600, 300), big, await jpeg(300, 600), big, await jpeg(500, 500)];
+  const sizes = [[400, 200], [400, 378], [200, 400], [400, 378], [400, 400]];
+  for (const [i, input] of inputs.entries()) {
+    const thumb = await pool.thumbnail(input);
+    deepEqual([thumb.width, thumb.height], sizes[i], `job ${i}`);
+  }
+});
+
 Deno.test("ThumbnailPool rejects at once when the queue is full", async () => {
   using pool = await ThumbnailPool.start({ size: 1, maxQueue: 2, maxPixels: MAX_PIXELS });
   const input = await jpeg(1200, 900);

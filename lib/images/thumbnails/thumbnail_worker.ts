@@ -24,9 +24,14 @@ sharp.cache(false);
 
 const testHooks = self.name.endsWith(TEST_HOOKS_NAME_SUFFIX);
 
-/** A 16x16 PNG, to load every library a real job needs before the pool hands out work. */
+/** A 16x16 PNG and a 64x64 JPEG, to load the libraries real jobs need before the pool hands out work. */
 const WARMUP_PNG = sharp({ create: { width: 16, height: 16, channels: 3, background: "#888" } })
   .png().toBuffer();
+const WARMUP_JPEG = sharp({ create: { width: 64, height: 64, channels: 3, background: "#468" } })
+  .jpeg().toBuffer();
+
+/** The input buffer a worker hands the pool at start: a 12 MP JPEG of 5.3 MB fits. */
+const INPUT_BUFFER_BYTES = 8 * 1024 * 1024;
 
 function reply(message: WorkerResponse, transfer: Transferable[] = []): void {
   self.postMessage(message, transfer);
@@ -40,16 +45,22 @@ self.onmessage = async (event: MessageEvent<WorkerRequest>) => {
   const request = event.data;
   if (request.type === "warmup") {
     await makeThumbnail(new Uint8Array(await WARMUP_PNG));
-    reply({ type: "ready" });
+    await makeThumbnail(new Uint8Array(await WARMUP_JPEG));
+    // Written once here, so that no page of it is first touched on the server's event loop.
+    const buffer = new ArrayBuffer(INPUT_BUFFER_BYTES);
+    new Uint8Array(buffer).fill(1);
+    reply({ type: "ready", buffer }, [buffer]);
     return;
   }
   // TEST HOOKS: let tests crash or hang this worker; inert unless the pool enabled them.
   if (testHooks && startsWith(request.input, TEST_CRASH)) throw new Error("Test hook crash");
   if (testHooks && startsWith(request.input, TEST_HANG)) { while (true) { /* until terminated */ } }
+  const buffer = request.input.buffer as ArrayBuffer;
   try {
     const thumb = await makeThumbnail(request.input, request.options);
-    reply({ type: "done", id: request.id, ...thumb }, [thumb.data.buffer]);
+    reply({ type: "done", id: request.id, ...thumb, buffer }, [thumb.data.buffer, buffer]);
   } catch (error) {
-    reply({ type: "failed", id: request.id, message: String((error as Error)?.message ?? error) });
+    const message = String((error as Error)?.message ?? error);
+    reply({ type: "failed", id: request.id, message, buffer }, [buffer]);
   }
 };
