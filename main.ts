@@ -33,6 +33,7 @@ async function main() {
     JobQueue.start(config.DATABASE_URL!, log),
     warmUploadPath({ sql, store }),
   ]);
+  log.info("thumbnail workers started", { workers: thumbnails.stats().workers });
   log.info("upload path warmed up", { ...warm, ms: Math.round(warm.ms) });
   const dev = Deno.args.includes("--dev");
   if (await ensureAssets(dev)) log.info("client assets built", { dev });

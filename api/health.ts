@@ -48,7 +48,11 @@ export class HealthChecks {
   #last: { checks: Checks; at: number } | undefined;
   #running: Promise<Checks> | undefined;
 
-  constructor(private readonly services: Pick<Services, "sql" | "probeSql" | "store">) {}
+  /** `now` is the clock the ages are read from (tests pass their own). */
+  constructor(
+    private readonly services: Pick<Services, "sql" | "probeSql" | "store">,
+    private readonly now: () => number = Date.now,
+  ) {}
 
   async #run(): Promise<Checks> {
     const [database, storage] = await Promise.all([
@@ -56,16 +60,16 @@ export class HealthChecks {
       withTimeout((signal) => this.services.store.check(signal)),
     ]);
     const checks = { database, storage };
-    this.#last = { checks, at: Date.now() };
+    this.#last = { checks, at: this.now() };
     return checks;
   }
 
   /** The current checks, live when they answer quickly. */
   async current(): Promise<Checks> {
-    if (this.#last && Date.now() - this.#last.at < FRESH_MS) return this.#last.checks;
+    if (this.#last && this.now() - this.#last.at < FRESH_MS) return this.#last.checks;
     const live = this.#running ??= this.#run().finally(() => this.#running = undefined);
     const last = this.#last;
-    if (!last || Date.now() - last.at > STALE_MS) return await live;
+    if (!last || this.now() - last.at > STALE_MS) return await live;
     let timer: ReturnType<typeof setTimeout> | undefined;
     const quick = new Promise<undefined>((r) => {
       timer = setTimeout(() => r(undefined), QUICK_MS);

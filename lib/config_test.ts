@@ -15,7 +15,7 @@ function badValue(env: Record<string, string>, variable: string) {
   });
 }
 
-Deno.test("loadConfig() gives DESIGN.md's defaults for an empty environment", () => {
+Deno.test("loadConfig() gives the README's documented defaults for an empty environment", () => {
   const c = loadConfig({});
   assert.equal(c.PORT, 8000);
   assert.equal(c.HOST, "0.0.0.0");

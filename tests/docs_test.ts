@@ -63,7 +63,7 @@ Deno.test("docs routes answer 404 when API_DOCS_ENABLED is false", async () => {
   }
 });
 
-Deno.test("errors have DESIGN.md's shapes: plain detail, structured members at the top level", async () => {
+Deno.test("an error body is {detail: string}; a structured error's members sit at the top level, not under detail", async () => {
   const res = await svc.app.request("/api/v1/images/NOSUCHID");
   assert.deepEqual(await res.json(), { detail: "Image not found" });
   const unknown = await svc.app.request("/api/v1/no/such/path");

@@ -1,7 +1,8 @@
 /**
  * The embedded default: `deno task start` with no DATABASE_URL and no S3_BUCKET runs a real
  * PostgreSQL and the filesystem store under DATA_DIR, keeps its data across restarts, refuses a
- * second process on the same DATA_DIR, and shuts everything down on SIGTERM.
+ * second process on the same DATA_DIR, shuts everything down on SIGTERM and SIGINT, works as root
+ * in a folder PostgreSQL's user cannot enter, and stops with one line where it cannot work.
  */
 import assert from "node:assert/strict";
 import {
@@ -13,6 +14,8 @@ import {
   waitReady,
 } from "./_harness/child.ts";
 import { makeImage } from "./_harness/images.ts";
+import { postgresUser } from "../lib/embedded/binaries.ts";
+import { CLUSTERS_DIR } from "../lib/embedded/placement.ts";
 
 const MAIN = await startArgs();
 /** Every process started here, stopped at the end even when an assertion failed half-way. */
@@ -31,6 +34,11 @@ function start(dataDir: string, port: number): Child {
 async function stop(child: Child) {
   const status = await child.stop(30_000);
   return { code: status.code, out: child.stdout() };
+}
+
+/** The `msg` of every JSON log line in `text`. */
+function logMessages(text: string): string[] {
+  return text.split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l).msg);
 }
 
 const healthy = (port: number, child: Child) =>
@@ -74,7 +82,14 @@ Deno.test("a fresh DATA_DIR starts, answers health, keeps its data across a rest
     const img = await up.json();
     const stopped = await stop(first);
     assert.equal(stopped.code, 0);
-    assert.match(stopped.out, /development sign-in|embedded PostgreSQL started/);
+    // The generated password is printed at start, exactly the one kept in secrets.json.
+    assert.ok(
+      logMessages(first.stderr()).includes(
+        `development sign-in: user "admin", password "${secrets.admin_password}" ` +
+          `(generated once and kept in ${dataDir}/secrets.json)`,
+      ),
+      first.stderr(),
+    );
 
     const port2 = freePort();
     const again = start(dataDir, port2);
@@ -88,6 +103,70 @@ Deno.test("a fresh DATA_DIR starts, answers health, keeps its data across a rest
     await assert.rejects(Deno.stat(`${dataDir}/postgres/postmaster.pid`));
   } finally {
     await Promise.all(started.splice(0).map((c) => c.stop(30_000)));
-    await Deno.remove(dataDir, { recursive: true }).catch(() => {});
+    await removeDataDir(dataDir);
+  }
+});
+
+/** Removes a DATA_DIR and the cluster it links to, if its cluster lives outside it. */
+async function removeDataDir(dataDir: string) {
+  const link = await Deno.readLink(`${dataDir}/postgres`).catch(() => null);
+  if (link) await Deno.remove(link, { recursive: true }).catch(() => {});
+  await Deno.remove(dataDir, { recursive: true }).catch(() => {});
+}
+
+Deno.test("a DATA_DIR in a folder only its owner can enter starts; as root its cluster lives outside", async () => {
+  // As `mktemp -d` or /root: mode 0700. As root, PostgreSQL's own user cannot enter it.
+  const closed = await Deno.makeTempDir({ prefix: "board-closed-" });
+  const dataDir = `${closed}/data`;
+  let cluster: string | undefined;
+  try {
+    const port = freePort();
+    const child = start(dataDir, port);
+    await healthy(port, child);
+    const link = await Deno.lstat(`${dataDir}/postgres`);
+    cluster = await Deno.realPath(`${dataDir}/postgres`);
+    if (Deno.uid() === 0) {
+      // The cluster sits where the postgres user can enter, recorded by a link in DATA_DIR.
+      assert.ok(link.isSymlink, "DATA_DIR/postgres links to the cluster");
+      assert.ok(cluster.startsWith(`${CLUSTERS_DIR}/`), cluster);
+      const owner = (await Deno.stat(cluster)).uid;
+      assert.equal(owner, (await postgresUser())!.uid, "the cluster belongs to postgres");
+      assert.equal((await Deno.stat(closed)).mode! & 0o777, 0o700, "the folder stays closed");
+    } else {
+      assert.ok(link.isDirectory, "an ordinary user keeps the cluster in DATA_DIR");
+    }
+    // Ctrl-C (SIGINT) stops the service and its PostgreSQL.
+    child.kill("SIGINT");
+    assert.equal((await child.status).code, 0);
+    assert.match(child.stdout(), /"stopped"/);
+    await assert.rejects(Deno.stat(`${cluster}/postmaster.pid`), Deno.errors.NotFound);
+
+    // A restart finds the same cluster through the link.
+    const port2 = freePort();
+    const again = start(dataDir, port2);
+    await healthy(port2, again);
+    assert.equal(await Deno.realPath(`${dataDir}/postgres`), cluster);
+    assert.equal((await stop(again)).code, 0);
+  } finally {
+    await Promise.all(started.splice(0).map((c) => c.stop(30_000)));
+    if (cluster) await Deno.remove(cluster, { recursive: true }).catch(() => {});
+    await Deno.remove(closed, { recursive: true }).catch(() => {});
+  }
+});
+
+Deno.test("a DATA_DIR that cannot be made stops the start with one line saying what to do", async () => {
+  const file = await Deno.makeTempFile({ prefix: "board-not-a-folder-" });
+  try {
+    const child = start(`${file}/data`, freePort());
+    const status = await child.status;
+    assert.equal(status.code, 1);
+    const lines = child.stderr().trim().split("\n");
+    assert.equal(lines.length, 1, child.stderr());
+    assert.match(
+      lines[0],
+      /^DATA_DIR .+ cannot be used \(.+\): set DATA_DIR to a folder you can write\.$/,
+    );
+  } finally {
+    await Deno.remove(file);
   }
 });

@@ -32,12 +32,19 @@ type Counting = ReturnType<typeof countingReadModel>;
  * The cache keys on pg_current_snapshot(), which is cluster-wide: a write to any database of the
  * server (other test files run beside this one) is a correct miss. So a claim that calls were
  * served from the cache is checked on a fresh counting read model, retried until the snapshot
- * held still from before the first call to after the last. The caller ends the model's `sql`.
+ * held still from before the first call to after the last. Under `--parallel` on a busy machine
+ * the other files write almost all the time: the attempts are spaced out, with a growing random
+ * pause, to land in one of their gaps, for up to two minutes. The caller ends the model's `sql`.
  */
 async function whileStill(entries: number, calls: (read: Counting["read"]) => Promise<void>) {
   const snapshot = async () =>
     (await svc.db.sql<{ s: string }[]>`select pg_current_snapshot()::text as s`)[0].s;
-  for (let attempt = 0; attempt < 50; attempt++) {
+  const deadline = Date.now() + 120_000;
+  for (let attempt = 0; Date.now() < deadline; attempt++) {
+    if (attempt > 0) {
+      const pause = Math.min(250, 10 * attempt) * (0.5 + Math.random());
+      await new Promise((r) => setTimeout(r, pause));
+    }
     const model = countingReadModel(entries);
     let still = false;
     try {
@@ -49,7 +56,7 @@ async function whileStill(entries: number, calls: (read: Counting["read"]) => Pr
     }
     if (still) return model;
   }
-  throw new Error("the database cluster never held still for the calls");
+  throw new Error("the database cluster never held still for the calls in two minutes");
 }
 
 async function newImage(tags: string[]) {

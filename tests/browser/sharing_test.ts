@@ -13,7 +13,7 @@ import { makeThumbnail } from "../../lib/images/thumbnails/make_thumbnail.ts";
 import type { ImageDto } from "../../lib/types.ts";
 import { startService } from "../_harness/app.ts";
 import { authHeader, upload } from "../_harness/images.ts";
-import { CHROMIUM_ARGS, collectErrors, serve } from "./_browser.ts";
+import { BROWSER, CHROMIUM_ARGS, collectErrors, serve } from "./_browser.ts";
 import { face } from "./_faces.ts";
 
 const ROOT = new URL("../../", import.meta.url);
@@ -28,19 +28,21 @@ const INSECURE_HOST = "sharing.test";
 
 const svc = await startService({ thumbnails: { thumbnail: (b) => makeThumbnail(b) } });
 const server = serve(svc.app.fetch);
-const browser = await chromium.launch({
-  executablePath: Deno.env.get("CHROMIUM_PATH") ?? "/usr/bin/chromium",
+// Skipped (BROWSER.skip): the tests are ignored, and no browser is launched.
+if (!BROWSER.skip && !BROWSER.path) throw new Error(BROWSER.reason);
+const browser = BROWSER.skip ? null : await chromium.launch({
+  executablePath: BROWSER.path!,
   args: [...CHROMIUM_ARGS, `--host-resolver-rules=MAP ${INSECURE_HOST} 127.0.0.1`],
 });
 Deno.test.afterAll(async () => {
   try {
-    await browser.close();
+    await browser?.close();
   } finally {
     await server.close();
     await svc.close();
   }
 });
-addEventListener("unload", () => void browser.close().catch(() => {}));
+addEventListener("unload", () => void browser?.close().catch(() => {}));
 
 const auth = await authHeader(svc.app);
 async function seed(bytes: Uint8Array, tags: string[]): Promise<ImageDto> {
@@ -83,22 +85,25 @@ function browserTest(
   opts: { base?: string; clipboard?: boolean },
   fn: (c: Ctx) => Promise<void>,
 ) {
-  Deno.test({ name, sanitizeOps: false, sanitizeResources: false }, async () => {
-    const base = opts.base ?? server.url;
-    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
-    try {
-      if (opts.clipboard) {
-        await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: base });
+  Deno.test(
+    { name, ignore: BROWSER.skip, sanitizeOps: false, sanitizeResources: false },
+    async () => {
+      const base = opts.base ?? server.url;
+      const context = await browser!.newContext({ viewport: { width: 1280, height: 800 } });
+      try {
+        if (opts.clipboard) {
+          await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: base });
+        }
+        const page = await context.newPage();
+        page.setDefaultTimeout(30_000); // as ui_test.ts: generous for --parallel on busy cores
+        const errors = collectErrors(page);
+        await fn({ context, page, base });
+        assert.deepEqual(errors, [], "console errors");
+      } finally {
+        await context.close();
       }
-      const page = await context.newPage();
-      page.setDefaultTimeout(10_000);
-      const errors = collectErrors(page);
-      await fn({ context, page, base });
-      assert.deepEqual(errors, [], "console errors");
-    } finally {
-      await context.close();
-    }
-  });
+    },
+  );
 }
 
 const hydrated = (page: Page) => page.waitForFunction(() => document.readyState === "complete");

@@ -12,7 +12,7 @@ import { ThumbnailPool } from "../../lib/images/thumbnails/pool.ts";
 import type { ImageDto, ImagePage, TagDto } from "../../lib/types.ts";
 import { startService, TEST_PASSWORD, type TestService } from "../_harness/app.ts";
 import { authHeader, makeImage, upload } from "../_harness/images.ts";
-import { collectErrors, launchBrowser, type PageError, serve } from "./_browser.ts";
+import { BROWSER, collectErrors, launchBrowser, type PageError, serve } from "./_browser.ts";
 import { type Face, face } from "./_faces.ts";
 
 const ROOT = new URL("../../", import.meta.url);
@@ -29,6 +29,8 @@ const ENV = {
   MAX_UPLOAD_BYTES: "1048576",
 };
 const TOKEN_KEY = "imageboard.token";
+/** How long any one wait of a page may take before the test fails. */
+const WAIT_MS = 30_000;
 /** Chrome logs every non-2xx load; where a test expects one it lists the status. */
 const HTTP_ERROR = /^Failed to load resource: the server responded with a status of (\d+)/;
 
@@ -43,13 +45,14 @@ const cdnSvc = await startService({
 });
 const server = serve(svc.app.fetch);
 const cdnServer = serve(cdnSvc.app.fetch);
-const browser = await launchBrowser();
+// Skipped (BROWSER.skip): the tests are ignored, and no browser is launched.
+const browser = BROWSER.skip ? null : await launchBrowser();
 const auth = await authHeader(svc.app);
 const TOKEN = auth.authorization.slice("Bearer ".length);
 
 Deno.test.afterAll(async () => {
   try {
-    await browser.close();
+    await browser?.close();
   } finally {
     await server.close();
     await cdnServer.close();
@@ -59,7 +62,7 @@ Deno.test.afterAll(async () => {
   }
 });
 // If the run is cut short, at least do not leave chromium behind.
-addEventListener("unload", () => void browser.close().catch(() => {}));
+addEventListener("unload", () => void browser?.close().catch(() => {}));
 
 // ---- seed images through the API ----
 
@@ -179,9 +182,10 @@ interface CtxOptions {
 
 /** A test in a fresh context; fails on any console error or uncaught exception not expected. */
 function browserTest(name: string, opts: CtxOptions, fn: (c: Ctx) => Promise<void>) {
-  Deno.test({ name, sanitizeOps: false, sanitizeResources: false }, async () => {
+  const ignore = BROWSER.skip;
+  Deno.test({ name, ignore, sanitizeOps: false, sanitizeResources: false }, async () => {
     const base = opts.base ?? server.url;
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const context = await browser!.newContext({ viewport: { width: 1280, height: 900 } });
     try {
       ipCounter++;
       await context.setExtraHTTPHeaders({ "X-Real-IP": `198.51.100.${ipCounter}` });
@@ -192,7 +196,9 @@ function browserTest(name: string, opts: CtxOptions, fn: (c: Ctx) => Promise<voi
         }, [TOKEN_KEY, TOKEN]);
       }
       const page = await context.newPage();
-      page.setDefaultTimeout(5000);
+      // Generous: under `--parallel` on two busy cores an upload through the one-worker pool,
+      // or a first island load, can take many seconds. A wait only ends early when it succeeds.
+      page.setDefaultTimeout(WAIT_MS);
       const errors = collectErrors(page);
       await fn({ context, page, base, errors });
       const unexpected = errors.filter((e) => !opts.expected?.(e));
@@ -232,10 +238,6 @@ browserTest("screenshots of the library and of the detail page", {}, async ({ pa
   const top = (await gridIds(page)).slice(0, gallery.length);
   assert.deepEqual(top, ids(await listAll()).slice(0, gallery.length));
   assert.deepEqual([...top].sort(), ids(gallery).sort());
-  const size = await page.locator(".grid img").first().evaluate((img: HTMLImageElement) =>
-    Math.max(img.naturalWidth, img.naturalHeight)
-  );
-  assert.ok(size > 0 && size <= 400, `thumbnail size ${size}`);
   await Deno.mkdir(new URL("tests/artifacts/", ROOT), { recursive: true });
   const library = new URL("tests/artifacts/library.png", ROOT).pathname;
   await page.screenshot({ path: library });
@@ -245,6 +247,30 @@ browserTest("screenshots of the library and of the detail page", {}, async ({ pa
   await loaded(page);
   await imagesInViewLoaded(page);
   await page.screenshot({ path: new URL("tests/artifacts/detail.png", ROOT).pathname });
+});
+
+browserTest("the library grid shows thumbnails, not originals: at most 400 px", {}, async ({
+  page,
+  base,
+}) => {
+  await page.goto(`${base}/`);
+  await loaded(page);
+  await imagesInViewLoaded(page);
+  // Every gallery original is larger than 400 px on its longest side (360-480 px).
+  const shown = await page.locator(".grid img").evaluateAll((imgs) =>
+    (imgs as HTMLImageElement[]).slice(0, 12).map((img) => ({
+      src: img.getAttribute("src")!,
+      side: Math.max(img.naturalWidth, img.naturalHeight),
+    }))
+  );
+  assert.equal(shown.length, 12);
+  for (const { src, side } of shown) {
+    assert.match(src, /\/api\/v1\/images\/\w{8}\/thumbnail$/);
+    assert.ok(side > 0 && side <= 400, `${src}: ${side} px`);
+  }
+  const sides = gallery.map((g) => Math.max(g.width, g.height));
+  assert.ok(sides.filter((s) => s > 400).length >= 8, "most originals are larger than that");
+  assert.ok(shown.some(({ side }) => side === 400), "a larger original was scaled to 400 px");
 });
 
 browserTest(
@@ -622,6 +648,64 @@ browserTest(
     await row("first.png").getByRole("link", { name: "View" }).click();
     await page.waitForURL(`${base}/i/${firstId}`);
     await page.getByRole("button", { name: "Edit tags" }).waitFor();
+  },
+);
+
+browserTest(
+  "images dropped on the upload area or pasted into the page are uploaded",
+  { signedIn: true },
+  async ({ page, base }) => {
+    const dropped = await makeImage("png", 240, 180);
+    const pasted = await makeImage("jpeg", 180, 240);
+    await page.goto(`${base}/upload`);
+    await loaded(page);
+    await page.getByLabel("Tags for this batch (comma-separated)").fill("dropped_or_pasted");
+    const zone = page.locator(".dropzone");
+    /** Fires `type` with a DataTransfer holding these files, as the browser does. */
+    const fire = (
+      target: "zone" | "document",
+      type: string,
+      files: { name: string; type: string; bytes: number[] }[],
+    ) =>
+      page.evaluate(({ target, type, files }) => {
+        const dt = new DataTransfer();
+        for (const f of files) {
+          dt.items.add(new File([new Uint8Array(f.bytes)], f.name, { type: f.type }));
+        }
+        const init = { bubbles: true, cancelable: true };
+        const event = type === "paste"
+          ? new ClipboardEvent(type, { ...init, clipboardData: dt })
+          : new DragEvent(type, { ...init, dataTransfer: dt });
+        const at = target === "zone" ? document.querySelector(".dropzone")! : document.body;
+        return at.dispatchEvent(event);
+      }, { target, type, files });
+    const png = { name: "dropped.png", type: "image/png", bytes: [...dropped] };
+    await fire("zone", "dragover", [png]);
+    assert.match((await zone.getAttribute("class"))!, /\bover\b/, "the area shows a drop");
+    await fire("zone", "drop", [png]);
+    assert.doesNotMatch((await zone.getAttribute("class"))!, /\bover\b/);
+    const text = {
+      name: "notes.txt",
+      type: "text/plain",
+      bytes: [...new TextEncoder().encode("hi")],
+    };
+    const jpeg = { name: "pasted.jpg", type: "image/jpeg", bytes: [...pasted] };
+    // Not cancelled: the page takes the paste (only its image; text is left alone).
+    assert.equal(await fire("document", "paste", [jpeg, text]), false, "the paste was taken");
+    const row = (name: string) => page.locator(".uploads li", { hasText: name });
+    for (const name of ["dropped.png", "pasted.jpg"]) {
+      await row(name).locator(".result", { hasText: "Uploaded" }).waitFor();
+      assert.equal(await row(name).getAttribute("class"), "done", name);
+    }
+    assert.equal(await page.locator(".uploads li").count(), 2, "the text file was not uploaded");
+    const viewId = async (name: string) =>
+      (await row(name).getByRole("link", { name: "View" }).getAttribute("href"))!.slice(3);
+    for (const [name, bytes] of [["dropped.png", dropped], ["pasted.jpg", pasted]] as const) {
+      const image: ImageDto = await api(`/api/v1/images/${await viewId(name)}`);
+      assert.deepEqual(image.tags.map((t) => t.name), ["dropped_or_pasted"]);
+      const stored = new Uint8Array(await (await svc.app.request(image.file_url)).arrayBuffer());
+      assert.deepEqual(stored, bytes, name);
+    }
   },
 );
 

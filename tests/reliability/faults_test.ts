@@ -92,11 +92,28 @@ type Victim = ReturnType<typeof victim>;
 
 /** Kills every connection of the victim's pool (by its application_name); returns how many. */
 async function killServiceConnections(v: Victim): Promise<number> {
-  const rows = await admin`
-    select pg_terminate_backend(pid) as killed from pg_stat_activity
+  return (await killCounting(v)).killed;
+}
+
+/**
+ * Kills every connection of the victim's pool; `busy` counts those that were inside a query or
+ * a transaction at that moment: a request in flight, which gets the FATAL 57P01.
+ */
+async function killCounting(v: Victim): Promise<{ killed: number; busy: number }> {
+  const rows = await admin<{ killed: boolean; busy: boolean }[]>`
+    select pg_terminate_backend(pid) as killed, state <> 'idle' as busy from pg_stat_activity
     where datname = ${svc.db.name} and pid <> pg_backend_pid()
       and application_name = ${v.name}`;
-  return rows.filter((r) => r.killed).length;
+  const killed = rows.filter((r) => r.killed);
+  return { killed: killed.length, busy: killed.filter((r) => r.busy).length };
+}
+
+/** How many of the service's log lines from `from` on report a 57P01 (the kill) answered 503. */
+function logged57P01(from: number): number {
+  return svc.logs.slice(from).filter((l) => {
+    const line = JSON.parse(l);
+    return line.msg === "database unavailable" && line.err?.code === "57P01";
+  }).length;
 }
 
 /** Waits until `n` backends of the victim wait on a lock (the requests are mid-query). */
@@ -283,15 +300,28 @@ Deno.test("connections killed repeatedly under a steady request stream: no 500, 
         }
       }
     };
+    const logsFrom = svc.logs.length;
     const workers = Array.from({ length: 6 }, (_, n) => worker(n));
-    for (let k = 0; k < 5; k++) {
+    // At least five rounds, and on until the kills have provably hit requests in flight: three
+    // busy backends killed, and a request that failed with the 57P01 and answered 503 for it.
+    let rounds = 0;
+    let busyKills = 0;
+    const enough = () =>
+      rounds >= 5 && busyKills >= 3 && (seen.get(503) ?? 0) >= 1 && logged57P01(logsFrom) >= 1;
+    while (!enough() && rounds < 60) {
       await sleep(150);
-      await killServiceConnections(v);
+      busyKills += (await killCounting(v)).busy;
+      rounds++;
     }
     await sleep(150);
     stop = true;
     await Promise.all(workers);
-    assert.deepEqual(problems, [], `statuses: ${JSON.stringify([...seen])}`);
+    const summary = `${rounds} rounds, ${busyKills} busy backends killed, ` +
+      `${logged57P01(logsFrom)} 57P01s answered 503, statuses: ${JSON.stringify([...seen])}`;
+    assert.deepEqual(problems, [], summary);
+    assert.ok(busyKills >= 3, `the kills never hit requests in flight: ${summary}`);
+    assert.ok((seen.get(503) ?? 0) >= 1, `no request failed for a kill: ${summary}`);
+    assert.ok(logged57P01(logsFrom) >= 1, `no 57P01 reached a request: ${summary}`);
 
     // Right after: requests one at a time answer normally again.
     for (let i = 0; i < 5; i++) {
@@ -325,7 +355,8 @@ Deno.test("an upload whose COMMIT reply is lost keeps its objects when its row w
     const [row] = await svc.db.sql<{ short_id: string; thumbnail_key: string | null }[]>`
       select short_id, thumbnail_key from images where hash = ${hash}`;
     assert.ok(row, "the row was committed");
-    // The row exists, so its objects must too (finding 2: today they are removed).
+    // The row exists, so its objects must too: on a lost connection the outcome is unknown, so
+    // ingest keeps the objects (an upload whose row did not commit leaves its keys to the sweeper).
     assert.ok(await svc.s3.store.head(originalKey(row.short_id)), "original removed under its row");
     if (row.thumbnail_key) {
       assert.ok(await svc.s3.store.head(row.thumbnail_key), "thumbnail removed under its row");
@@ -411,10 +442,18 @@ Deno.test("a process using the service's database client survives connections ki
     const text = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
     // Upstream postgres.js 3.4.9 throws from a setImmediate callback here and the process dies;
     // the patched copy in vendor/postgres settles the queries instead (PATCHED.md).
-    assert.ok(
-      out.code === 0 && text.includes("survived"),
-      `the process died (exit ${out.code}):\n${text.slice(0, 1500)}`,
-    );
+    assert.equal(out.code, 0, `the process died:\n${text.slice(0, 1500)}`);
+    const line = text.split("\n").find((l) => l.startsWith("result "));
+    assert.ok(line, `no result line:\n${text.slice(0, 1500)}`);
+    const result = JSON.parse(line.slice("result ".length));
+    // All eight were inside their queries (waiting on the lock) when they were killed, and each
+    // failed for it (postgres.js reports the FATAL 57P01 as its connection closing); then the
+    // same client answered a new query.
+    assert.equal(result.seenWaiting, 8, text);
+    assert.equal(result.killed, 8, text);
+    assert.equal(result.answers.length, 8, text);
+    for (const answer of result.answers) assert.match(answer, /^(57P01|CONNECTION_CLOSED)$/, text);
+    assert.equal(result.after, 42, text);
   } finally {
     await db.drop();
   }

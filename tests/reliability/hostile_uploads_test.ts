@@ -108,18 +108,24 @@ Deno.test("GIF polyglots carrying HTML are refused or served only as image/gif w
       new Uint8Array([0, 0x3b]),
     ),
   };
+  const stored: string[] = [];
   for (const [what, bytes] of Object.entries(cases)) {
     const { status, body } = await send(bytes, { name: "x.html", type: "text/html" });
     assert.ok([201, 200, 415].includes(status), `${what}: ${status}`);
     if (ACCEPTED.has(status)) {
+      stored.push(what);
       assert.equal(body.content_type, "image/gif", what);
       await assertServedSafely(body);
       const res = await svc.app.request(`/api/v1/images/${body.short_id}/file`);
       assert.equal(res.headers.get("content-type"), "image/gif", what);
       assert.match(res.headers.get("content-security-policy") ?? "", /sandbox/);
+      assert.equal(res.headers.get("x-content-type-options"), "nosniff", what);
       await res.body?.cancel();
     }
   }
+  // A valid GIF with bytes after its trailer is an image: it is kept, so the checks of how it is
+  // served above really ran.
+  assert.ok(stored.includes("valid GIF then HTML"), `stored: ${stored}`);
 });
 
 Deno.test("a PNG padded to exactly MAX_UPLOAD_BYTES is 201; one byte more is 413", async () => {

@@ -152,14 +152,7 @@ Deno.test("hostile short IDs are 404 on detail, file, thumbnail, PATCH and DELET
       ["DELETE", `/api/v1/images/${id}`, { method: "DELETE", headers: auth }],
     ];
     for (const [what, path, init] of calls) {
-      let res: Response;
-      try {
-        res = await svc.app.request(path, init);
-      } catch (e) {
-        // A URL the client itself refuses never reaches the service; that is fine.
-        assert.ok(e instanceof TypeError, `${what} ${id}: ${e}`);
-        continue;
-      }
+      const res = await svc.app.request(path, init);
       assert.equal(res.status, 404, `${what} ${JSON.stringify(id.slice(0, 60))}`);
       const type = res.headers.get("content-type") ?? "";
       // A raw "../" is resolved by the URL parser before routing: such a path may leave /api/.

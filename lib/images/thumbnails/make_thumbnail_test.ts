@@ -93,11 +93,20 @@ Deno.test("makeThumbnail() keeps alpha", async () => {
   equal((await sharp((await makeThumbnail(png)).data).metadata()).hasAlpha, true);
 });
 
-for (const format of ["jpeg", "png", "gif", "webp", "avif"] as const) {
+/** What libvips says about each truncated format: the decoder's own complaint, nothing else. */
+const truncated = {
+  jpeg: /VipsJpeg: premature end of JPEG image/,
+  png: /vipspng: libpng read error/,
+  gif: /gifload_buffer: Unexpected end of GIF source data/,
+  webp: /webp: unable to parse image/,
+  avif: /heif: Invalid input: Unexpected end of file/,
+} as const;
+
+for (const [format, message] of Object.entries(truncated)) {
   Deno.test(`makeThumbnail() rejects a truncated ${format.toUpperCase()}`, async () => {
-    const whole = await bytes(noisy(320, 240).toFormat(format));
+    const whole = await bytes(noisy(320, 240).toFormat(format as keyof typeof truncated));
     await makeThumbnail(whole); // the untruncated file is fine
-    await rejects(makeThumbnail(whole.subarray(0, whole.length >> 1)));
+    await rejects(makeThumbnail(whole.subarray(0, whole.length >> 1)), message);
   });
 }
 

