@@ -3,6 +3,7 @@ import { docsRoutes } from "./api/docs.ts";
 import { createApiApp } from "./api/mod.ts";
 import { createShell } from "./app_shell.ts";
 import type { Services } from "./lib/services.ts";
+import { originSettings } from "./lib/sharing/mod.ts";
 import { createPagesApp } from "./routes/mod.ts";
 
 /** Options of `createApp`. */
@@ -33,9 +34,10 @@ export async function ensureAssets(dev = false): Promise<boolean> {
 
 /** Builds the whole app for `services`; nothing here listens or starts anything. */
 export function createApp(services: Services, opts: AppOptions = {}) {
-  const { api, read } = createApiApp(services);
+  const { api, read, direct } = createApiApp(services);
   return createShell(services, {
     api,
+    direct,
     docs: services.config.API_DOCS_ENABLED
       ? (a) => docsRoutes(a, new URL("./node_modules/", import.meta.url))
       : undefined,
@@ -44,6 +46,7 @@ export function createApp(services: Services, opts: AppOptions = {}) {
       assetsDir: opts.assetsDir ?? DEFAULT_ASSETS_DIR,
       dev: opts.dev,
       docsEnabled: services.config.API_DOCS_ENABLED,
+      sharing: originSettings(services.config),
     }),
   });
 }

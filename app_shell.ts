@@ -15,6 +15,8 @@ const REQUEST_ID_RE = /^[A-Za-z0-9._-]{1,64}$/;
 export interface ShellParts {
   api: OpenAPIHono<AppEnv>;
   docs?: (api: OpenAPIHono<AppEnv>) => Hono<AppEnv>;
+  /** Routes at the root before the pages (the direct image links). */
+  direct?: Hono<AppEnv>;
   pages?: Hono;
 }
 
@@ -42,6 +44,7 @@ export function createShell(services: Pick<Services, "log">, parts: ShellParts) 
   app.route("/api/v1", parts.api);
   app.all("/api/*", (c) => c.json({ detail: "Not found" }, 404));
   if (parts.docs) app.route("/", parts.docs(parts.api));
+  if (parts.direct) app.route("/", parts.direct);
   if (parts.pages) app.route("/", parts.pages);
   app.notFound((c) => c.json({ detail: "Not found" }, 404));
   app.onError(onError);

@@ -1,6 +1,6 @@
 /**
  * The edge reader: the public, read-only side of the service (health, image list and detail,
- * bytes, tags, and the pages) served from PostgreSQL and S3, for edge hosting (Deno Deploy
+ * bytes, tags, oEmbed, the direct image links, and the pages with their link previews) served from PostgreSQL and S3, for edge hosting (Deno Deploy
  * style). No Web Worker, no embedded database, no migrations, no write or sign-in routes, no API
  * docs, and no filesystem access except reading the built assets in `_build/`
  * (`deno task build` beforehand).
@@ -22,6 +22,7 @@ import type { Services } from "./lib/services.ts";
 import { s3Settings, S3Store } from "./lib/storage/s3.ts";
 import { orExit } from "./lib/startup.ts";
 import { serveUntilSignal } from "./lib/http/mod.ts";
+import { originSettings } from "./lib/sharing/mod.ts";
 import { createPagesApp } from "./routes/mod.ts";
 
 /** Where `deno task build` wrote the client assets, beside this file. */
@@ -48,10 +49,16 @@ export function loadReaderConfig(env: Record<string, string | undefined>): Confi
 
 /** Builds the reader's app on `services`; nothing here listens or starts anything. */
 export function createReaderApp(services: Services, assetsDir = READER_ASSETS_DIR) {
-  const { api, read } = createReadApi(services);
+  const { api, read, direct } = createReadApi(services);
   return createShell(services, {
     api,
-    pages: createPagesApp({ read, assetsDir, docsEnabled: false }),
+    direct,
+    pages: createPagesApp({
+      read,
+      assetsDir,
+      docsEnabled: false,
+      sharing: originSettings(services.config),
+    }),
   });
 }
 

@@ -5,10 +5,9 @@
  */
 import { createRoute, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import { getConnInfo } from "hono/deno";
 import { LoginLimiter, loginLimits } from "../db/login_limiter.ts";
 import { credentialsMatch, issueAccessToken } from "../lib/auth.ts";
-import { limiterKey, resolveClientIp, throttle } from "../lib/http/mod.ts";
+import { limiterKey, peerAddress, resolveClientIp, throttle } from "../lib/http/mod.ts";
 import type { Config } from "../lib/config.ts";
 import type { Services } from "../lib/services.ts";
 import { HttpError } from "./errors.ts";
@@ -99,14 +98,6 @@ function lockedError(config: Config): HttpError {
     detail: "Too many failed sign-in attempts; try again later",
     retry_after: seconds,
   }, { headers: { "Retry-After": String(seconds) } });
-}
-
-function peerAddress(c: Context): string | null {
-  try {
-    return getConnInfo(c).remote.address ?? null;
-  } catch {
-    return null; // no socket address (not served by Deno.serve)
-  }
 }
 
 /** The login route, with its limiter. */

@@ -1,15 +1,17 @@
 /**
- * `GET`/`HEAD` `/images/{id}/file` and `/thumbnail`: bytes fetched from storage server-side, with
+ * `GET`/`HEAD` `/images/{id}/file` and `/thumbnail`, and the direct links `/{short_id}.{ext}`
+ * (the original, exactly as `/file`, when `ext` is its type's usual extension): bytes fetched from storage server-side, with
  * the stored type, an ETag, immutable caching and nosniff; 304 on a matching If-None-Match, 206
  * for a single byte range, 416 for an unsatisfiable one. Objects up to CACHED_OBJECT_BYTES are
  * kept in a DELIVERY_CACHE_MB memory cache once read whole; larger ones, and any whose length
  * storage did not give, stream, never buffered. A HEAD never reads the bytes.
  */
-import type { Context } from "hono";
+import { type Context, Hono } from "hono";
 import { retryRead } from "../db/client.ts";
 import { getImageForDelivery } from "../db/images.ts";
 import type { Services } from "../lib/services.ts";
 import { isShortId } from "../lib/short_id.ts";
+import { extensionOf, EXTENSIONS, parseDirectName } from "../lib/sharing/links.ts";
 import { originalKey } from "../lib/storage/keys.ts";
 import { type ByteRange, RangeNotSatisfiableError, readAll } from "../lib/storage/mod.ts";
 import { ByteCache } from "../lib/http/mod.ts";
@@ -65,10 +67,14 @@ async function serve(
   services: Services,
   cache: ByteCache,
   which: "file" | "thumbnail",
+  id: string,
+  /** A direct link's extension: it must be the stored type's. */
+  ext?: string,
 ) {
-  const id = c.req.param("id")!;
   const row = isShortId(id) ? await retryRead(() => getImageForDelivery(services.sql, id)) : null;
-  if (!row) throw new HttpError(404, "Image not found");
+  if (!row || (ext !== undefined && extensionOf(row.content_type) !== ext)) {
+    throw new HttpError(404, "Image not found");
+  }
   const thumb = which === "thumbnail" && row.thumbnail_key !== null;
   const key = thumb ? row.thumbnail_key! : originalKey(id);
   const etag = `"${row.hash}${thumb ? "-thumb" : ""}"`;
@@ -126,10 +132,29 @@ async function serve(
   return c.body(obj.body, status, headers);
 }
 
-/** The byte routes. */
-export function deliveryRoutes(services: Services) {
+/** A direct link's last path segment: a short ID, a dot and one of the stored types' extensions. */
+const DIRECT_NAME = `[0-9A-Za-z]{8}\\.(?:${[...new Set(Object.values(EXTENSIONS))].join("|")})`;
+
+/**
+ * The byte routes: `api` (under `/api/v1`) and `direct`, the direct links at the root. Both share
+ * one memory cache. A direct link that names no image falls through to the next handler (the
+ * pages' not-found page), as any other unknown path outside `/api/`.
+ */
+export function deliveryRoutes(
+  services: Services,
+): { api: ReturnType<typeof newRouter>; direct: Hono<AppEnv> } {
   const app = newRouter();
   const cache = new ByteCache(services.config.DELIVERY_CACHE_MB * 1024 * 1024, CACHED_OBJECT_BYTES);
+  const direct = new Hono<AppEnv>();
+  direct.on(["GET", "HEAD"], `/:name{${DIRECT_NAME}}`, async (c, next) => {
+    const { shortId, ext } = parseDirectName(c.req.param("name"))!;
+    try {
+      return await serve(c, services, cache, "file", shortId, ext);
+    } catch (e) {
+      if (!(e instanceof HttpError) || e.status !== 404) throw e;
+      await next();
+    }
+  });
   for (const which of ["file", "thumbnail"] as const) {
     app.openAPIRegistry.registerPath({
       method: "get",
@@ -152,7 +177,11 @@ export function deliveryRoutes(services: Services) {
         503: errorResponse("Storage unavailable"),
       },
     });
-    app.on(["GET", "HEAD"], `/images/:id/${which}`, (c) => serve(c, services, cache, which));
+    app.on(
+      ["GET", "HEAD"],
+      `/images/:id/${which}`,
+      (c) => serve(c, services, cache, which, c.req.param("id")),
+    );
   }
-  return app;
+  return { api: app, direct };
 }

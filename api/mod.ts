@@ -7,13 +7,13 @@ import { createReadApi } from "./read_api.ts";
 import { mergeRoutes } from "./similar.ts";
 import { tagRuleWriteRoutes } from "./tag_rule_writes.ts";
 
-/** The whole API, without its `/api/v1` prefix, and the read model the pages share. */
+/** The whole API, without its `/api/v1` prefix, the read model the pages share, the direct links. */
 export function createApiApp(services: Services) {
-  const { api, read } = createReadApi(services);
+  const { api, read, direct } = createReadApi(services);
   api.use(capBodies); // before every route that takes a body
   api.route("/", authRoutes(services));
   api.route("/", imageWriteRoutes(services, read));
   api.route("/", mergeRoutes(services, read));
   api.route("/", tagRuleWriteRoutes(services));
-  return { api, read };
+  return { api, read, direct };
 }

@@ -3,30 +3,24 @@ import { TagInput } from "../components/TagInput.tsx";
 import { ApiError, apiJson, sendJson, useToken } from "../lib/api_client.ts";
 import type { ImageDto, TagDto } from "../lib/types.ts";
 import { altText, libraryHref, parseTagList } from "../lib/ui.ts";
+import { htmlOf, markdownOf } from "../lib/sharing/links.ts";
+import { useCopier } from "../components/CopyFeedback.tsx";
+
+/** The addresses the copy buttons use (absolute, on the public origin) and the image's path. */
+export interface ShareProps {
+  /** The direct link, `{origin}/{short_id}.{ext}`. */
+  direct: string;
+  /** The same, as a path on this site (fetched to copy the image itself). */
+  directPath: string;
+}
 
 /** The tags of an image, copy buttons, and (signed in only) the tag editor and delete. */
-export default function ImageControls({ image }: { image: ImageDto }) {
+export default function ImageControls({ image, share }: { image: ImageDto; share: ShareProps }) {
   const token = useToken();
   const [tags, setTags] = useState<TagDto[]>(image.tags);
-  const [copied, setCopied] = useState("");
-  const timer = useRef<ReturnType<typeof setTimeout>>();
-  useEffect(() => () => clearTimeout(timer.current), []);
-
-  const copy = async (what: string, text: string) => {
-    try {
-      await navigator.clipboard.writeText(text);
-      setCopied(`Copied ${what}`);
-    } catch {
-      setCopied(`Could not copy; the ${what} is ${text}`);
-    }
-    clearTimeout(timer.current);
-    timer.current = setTimeout(() => setCopied(""), 2500);
-  };
-  const fileUrl = () => new URL(image.file_url, location.href).href;
-  const markdown = () => {
-    const alt = altText({ tags }).replace(/[[\]\\]/g, "\\$&");
-    return `![${alt}](${fileUrl().replace(/\(/g, "%28").replace(/\)/g, "%29")})`;
-  };
+  const { copy, copyImage, view } = useCopier("detail");
+  const gif = image.content_type === "image/gif";
+  const alt = () => altText({ tags });
 
   return (
     <div class="image-controls">
@@ -42,11 +36,26 @@ export default function ImageControls({ image }: { image: ImageDto }) {
           </ul>
         )
         : <p class="muted">No tags.</p>}
-      <div class="actions">
-        <button type="button" onClick={() => copy("link", fileUrl())}>Copy link</button>
-        <button type="button" onClick={() => copy("Markdown", markdown())}>Copy Markdown</button>
-        <span role="status" class="status">{copied}</span>
+      <h2 class="visually-hidden">Share</h2>
+      <div class="actions share">
+        <button type="button" onClick={() => copyImage(share.directPath, share.direct, gif)}>
+          Copy image
+        </button>
+        <button type="button" onClick={() => copy("link", share.direct)}>Copy link</button>
+        <button type="button" onClick={() => copy("Markdown", markdownOf(alt(), share.direct))}>
+          Copy Markdown
+        </button>
+        <button type="button" onClick={() => copy("HTML", htmlOf(alt(), share.direct, image))}>
+          Copy HTML
+        </button>
+        {view}
       </div>
+      {gif && (
+        <p class="muted note">
+          Chat apps take a copied image as PNG, so Copy image gives the GIF's first frame. Paste the
+          link to keep it animated.
+        </p>
+      )}
       {token && <WriteControls image={image} tags={tags} onTags={setTags} />}
     </div>
   );

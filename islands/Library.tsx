@@ -4,19 +4,31 @@ import { apiJson } from "../lib/api_client.ts";
 import type { ImageDto, ImagePage } from "../lib/types.ts";
 import { parseFilterText } from "../lib/tags/names.ts";
 import { altText, libraryHref } from "../lib/ui.ts";
+import { directPath } from "../lib/sharing/links.ts";
+import { useCopier } from "../components/CopyFeedback.tsx";
 
 /** What a card needs of an image (the server sends only this, to keep the page small). */
-export type Card = Pick<ImageDto, "short_id" | "thumbnail_url" | "width" | "height" | "tags">;
+export type Card = Pick<
+  ImageDto,
+  "short_id" | "content_type" | "thumbnail_url" | "width" | "height" | "tags"
+>;
 
 /** Props: the first page, rendered on the server, and the filter it was read with. */
 export interface LibraryProps {
   initial: { items: Card[]; next_cursor: string | null };
   tags: string[];
   limit: number;
+  /**
+   * PUBLIC_BASE_URL, the origin of copied links; null: this page's own (the page is kept
+   * rendered for everyone, so the origin of one request cannot be in it).
+   */
+  publicBaseUrl: string | null;
 }
 
 /** The library grid with its tag filter; loads further pages by keyset cursor on scroll. */
-export default function Library({ initial, tags: initialTags, limit }: LibraryProps) {
+export default function Library(
+  { initial, tags: initialTags, limit, publicBaseUrl }: LibraryProps,
+) {
   const [tags, setTags] = useState(initialTags);
   const [items, setItems] = useState<Card[]>(initial.items);
   const [cursor, setCursor] = useState(initial.next_cursor);
@@ -27,6 +39,9 @@ export default function Library({ initial, tags: initialTags, limit }: LibraryPr
   const sentinel = useRef<HTMLDivElement>(null);
   const loading = useRef(false);
   const seq = useRef(0);
+  const { copy, view } = useCopier("library");
+  const copyLink = (card: Card) =>
+    copy("link", (publicBaseUrl ?? location.origin) + directPath(card));
 
   const load = async (forTags: string[], from: string | null) => {
     if (loading.current && from) return;
@@ -122,6 +137,7 @@ export default function Library({ initial, tags: initialTags, limit }: LibraryPr
           <a href="/upload">Upload one</a>
         </p>
       )}
+      <div class="copy-feedback">{view}</div>
       <ul class="grid">
         {items.map((image) => (
           <li key={image.short_id}>
@@ -135,6 +151,15 @@ export default function Library({ initial, tags: initialTags, limit }: LibraryPr
                 alt={altText(image)}
               />
             </a>
+            <button
+              type="button"
+              class="card-copy"
+              title="Copy link"
+              aria-label={`Copy link to ${altText(image)}`}
+              onClick={() => copyLink(image)}
+            >
+              Copy link
+            </button>
           </li>
         ))}
       </ul>

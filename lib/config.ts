@@ -4,6 +4,7 @@
  */
 import { z } from "zod";
 import { parseCidrList } from "./http/ip.ts";
+import { parsePublicBaseUrl } from "./sharing/base_url.ts";
 import { StartupError } from "./startup.ts";
 
 /** The parsed, typed configuration of one service instance. */
@@ -47,6 +48,16 @@ const defaultWorkers = () => Math.max(1, (navigator.hardwareConcurrency ?? 2) - 
 const schema = z.object({
   PORT: int(0, 65535).default(8000),
   HOST: z.preprocess(emptyToUndefined, z.string().default("0.0.0.0")),
+  // The origin of links meant for others (previews, oEmbed, copy buttons); unset: the request's.
+  PUBLIC_BASE_URL: z.preprocess(
+    emptyToUndefined,
+    z.string().transform((s, ctx) => {
+      const parsed = parsePublicBaseUrl(s);
+      if ("origin" in parsed) return parsed.origin;
+      ctx.addIssue({ code: "custom", message: parsed.error });
+      return z.NEVER;
+    }).optional(),
+  ),
   DATABASE_URL: z.preprocess(
     emptyToUndefined,
     z.string().refine(isPostgresUrl, {
@@ -138,9 +149,13 @@ export function loadConfig(env: Record<string, string | undefined> = Deno.env.to
   const lines = result.error.issues.map((issue) => {
     const name = String(issue.path[0] ?? "config");
     const value = input[name];
-    const shown = value === undefined || /SECRET|PASSWORD/.test(name) ? "" : ` (got "${value}")`;
+    const shown = value === undefined || /SECRET|PASSWORD/.test(name)
+      ? ""
+      : ` (got ${JSON.stringify(value)})`;
     return `${name}: ${issue.message}${shown}`;
   });
+  // One bad value is one line; several are listed under the heading.
+  if (lines.length === 1) throw new ConfigError(`Invalid configuration: ${lines[0]}`);
   throw new ConfigError(`Invalid configuration:\n  ${lines.join("\n  ")}`);
 }
 

@@ -165,3 +165,43 @@ Deno.test("loadConfig() never echoes a secret in its message", () => {
     (e: Error) => !e.message.includes("hunter2"),
   );
 });
+
+Deno.test("PUBLIC_BASE_URL is trimmed to an origin; anything but an http(s) origin is refused", () => {
+  assert.equal(loadConfig({}).PUBLIC_BASE_URL, undefined);
+  assert.equal(loadConfig({ PUBLIC_BASE_URL: "  " }).PUBLIC_BASE_URL, undefined);
+  for (
+    const [given, want] of [
+      [" https://Reactions.Example.com/ \n", "https://reactions.example.com"],
+      ["http://127.0.0.1:8000", "http://127.0.0.1:8000"],
+      ["https://r.example:443", "https://r.example"],
+    ]
+  ) {
+    assert.equal(loadConfig({ PUBLIC_BASE_URL: given }).PUBLIC_BASE_URL, want, given);
+  }
+  for (
+    const bad of [
+      "reactions.example.com",
+      "ftp://reactions.example.com",
+      "javascript:alert(1)",
+      "https://reactions.example.com/?a=1",
+      "https://reactions.example.com?",
+      "https://reactions.example.com/#top",
+      "https://reactions.example.com/board",
+      "https://user:pw@reactions.example.com",
+    ]
+  ) {
+    badValue({ PUBLIC_BASE_URL: bad }, "PUBLIC_BASE_URL");
+  }
+});
+
+Deno.test("one bad value is a one-line message; several are listed", () => {
+  assert.throws(
+    () => loadConfig({ PUBLIC_BASE_URL: "ftp://x\ny" }),
+    (e: Error) =>
+      !e.message.includes("\n") && /^Invalid configuration: PUBLIC_BASE_URL: /.test(e.message),
+  );
+  assert.throws(
+    () => loadConfig({ PUBLIC_BASE_URL: "ftp://x", PORT: "x" }),
+    (e: Error) => e.message.split("\n").length === 3,
+  );
+});

@@ -3,7 +3,7 @@ import type { Context } from "hono";
 import type { VNode } from "preact";
 import { Layout } from "../components/Layout.tsx";
 import { ByteCache } from "../lib/http/mod.ts";
-import { loadManifest, type Manifest, renderPage } from "../lib/islands/mod.ts";
+import { type HeadTag, loadManifest, type Manifest, renderPage } from "../lib/islands/mod.ts";
 import type { ReadModel } from "../lib/types.ts";
 
 /** Headers of every page: scripts only from this origin, images also from a CDN (https:). */
@@ -44,6 +44,8 @@ export interface RenderOptions {
    * memoised page is kept under it. Default: the request's path and query.
    */
   path?: string;
+  /** More `<head>` elements: the link-preview tags of an image page. */
+  head?: HeadTag[];
 }
 
 /**
@@ -57,10 +59,14 @@ const PAGE_CACHE_ITEM_BYTES = 1024 * 1024;
 /** Renders `body` inside the layout into an HTML response. */
 export type Render = (c: Context, body: VNode, opts: RenderOptions) => Response;
 
-/** What a page handler gets: the read side and the renderer. */
+/** What a page handler gets: the read side, the renderer, and the origin of shared links. */
 export interface PageContext {
   read: ReadModel;
   render: Render;
+  /** The origin of links meant for others (PUBLIC_BASE_URL, or the request's). */
+  origin: (c: Context) => string;
+  /** PUBLIC_BASE_URL: fixed, so pages that are kept rendered may carry it. */
+  publicBaseUrl: string | null;
 }
 
 /** A route's handler: parse, call one ReadModel function, render. */
@@ -86,7 +92,7 @@ export function createRenderer(opts: RendererOptions): Render {
   const memoIds = new WeakMap<object, number>();
   let nextMemoId = 0;
   const encoder = new TextEncoder();
-  return (c, body, { title, status = 200, authNav = true, memo, path: given }) => {
+  return (c, body, { title, status = 200, authNav = true, memo, path: given, head }) => {
     const url = new URL(c.req.url);
     const path = given ?? url.pathname + url.search;
     let key: string | null = null;
@@ -106,6 +112,7 @@ export function createRenderer(opts: RendererOptions): Render {
             title: `${title} · Reactions`,
             manifest: fixed ?? loadManifest(opts.assetsDir),
             status,
+            head,
           },
         ).html,
       );

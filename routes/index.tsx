@@ -11,7 +11,7 @@ export const PAGE_SIZE = 50;
  * as the API parses them (`-name` excludes; at most 50, valid names; else the 400 page), and the page is kept under
  * its canonical address: what it shows depends on the tags and the cursor, nothing else.
  */
-export const handler: PageHandler = async (c, { read, render }) => {
+export const handler: PageHandler = async (c, { read, render, publicBaseUrl }) => {
   const filter = parseTagFilter(c.req.queries("tags") ?? []);
   const tags = filterTerms(filter); // exclusions as `-name`
   const cursor = c.req.query("cursor") || null;
@@ -23,6 +23,7 @@ export const handler: PageHandler = async (c, { read, render }) => {
   });
   const items = page.items.map((img) => ({
     short_id: img.short_id,
+    content_type: img.content_type,
     thumbnail_url: img.thumbnail_url,
     width: img.width,
     height: img.height,
@@ -37,7 +38,12 @@ export const handler: PageHandler = async (c, { read, render }) => {
     c,
     <>
       <h1 class="visually-hidden">{title}</h1>
-      <Library initial={{ items, next_cursor: page.next_cursor }} tags={tags} limit={PAGE_SIZE} />
+      <Library
+        initial={{ items, next_cursor: page.next_cursor }}
+        tags={tags}
+        limit={PAGE_SIZE}
+        publicBaseUrl={publicBaseUrl}
+      />
     </>,
     { title, memo: page, path },
   );

@@ -5,6 +5,7 @@ import type { Logger } from "../lib/log.ts";
 import { StorageError } from "../lib/storage/mod.ts";
 import { islands } from "../islands.gen.ts";
 import { registerIslands, serveStatic } from "../lib/islands/mod.ts";
+import { originOf, type OriginSettings } from "../lib/sharing/mod.ts";
 import type { ReadModel } from "../lib/types.ts";
 import { createRenderer, type PageContext } from "./_app.tsx";
 import { notFoundPage, problemPage } from "./_404.tsx";
@@ -28,6 +29,8 @@ export interface PagesDeps {
   docsEnabled?: boolean;
   /** Memory for rendered pages (default PAGE_CACHE_BYTES of _app.tsx). */
   pageCacheBytes?: number;
+  /** Where shared links point (default: the request's own origin, no proxy trusted). */
+  sharing?: OriginSettings;
 }
 
 /**
@@ -37,7 +40,13 @@ export interface PagesDeps {
  */
 export function createPagesApp(deps: PagesDeps): Hono {
   registerIslands(islands);
-  const ctx: PageContext = { read: deps.read, render: createRenderer(deps) };
+  const sharing = deps.sharing ?? { trustedProxies: [] };
+  const ctx: PageContext = {
+    read: deps.read,
+    render: createRenderer(deps),
+    origin: (c) => originOf(c, sharing),
+    publicBaseUrl: sharing.publicBaseUrl ?? null,
+  };
   const app = new Hono();
   app.get("/_static/:file", serveStatic(`${deps.assetsDir}/static`, { immutable: !deps.dev }));
   app.get("/", (c) => library.handler(c, ctx));

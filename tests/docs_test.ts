@@ -156,5 +156,6 @@ Deno.test("every operation has its stable operationId, the names generated clien
     "get /tag-implications": "listTagImplications",
     "put /tag-implications/{tag}": "putTagImplications",
     "delete /tag-implications/{tag}": "deleteTagImplications",
+    "get /oembed": "getOembed",
   });
 });

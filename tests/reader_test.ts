@@ -168,6 +168,31 @@ Deno.test("a spawned reader with only net, env and read of _build serves the pub
     assert.equal(file.status, 200);
     assert.deepEqual(new Uint8Array(await file.arrayBuffer()), bytes);
 
+    // Sharing is a read: direct links, link previews and oEmbed.
+    const direct = await fetch(`${base}/${img.short_id}.png`);
+    assert.equal(direct.status, 200);
+    assert.equal(direct.headers.get("content-type"), "image/png");
+    assert.equal(direct.headers.get("etag"), `"${img.hash}"`);
+    assert.deepEqual(new Uint8Array(await direct.arrayBuffer()), bytes);
+    const part = await fetch(`${base}/${img.short_id}.png`, { headers: { range: "bytes=0-3" } });
+    assert.equal(part.status, 206);
+    assert.deepEqual(new Uint8Array(await part.arrayBuffer()), bytes.slice(0, 4));
+    const detail = await page(`/i/${img.short_id}`, 200);
+    assert.match(
+      detail,
+      new RegExp(`<meta property="og:image" content="${base}/${img.short_id}\\.png">`),
+    );
+    assert.match(detail, /<link rel="alternate" type="application\/json\+oembed"/);
+    const oembed = await fetch(
+      `${base}/api/v1/oembed?url=${encodeURIComponent(`${base}/i/${img.short_id}`)}&maxwidth=160`,
+    );
+    assert.equal(oembed.status, 200);
+    const photo = await oembed.json();
+    assert.deepEqual(
+      [photo.type, photo.url, photo.width, photo.height],
+      ["photo", `${base}/${img.short_id}.png`, 160, 100],
+    );
+
     const thumb = await fetch(`${base}/api/v1/images/${img.short_id}/thumbnail`);
     assert.equal(thumb.status, 200);
     assert.equal(thumb.headers.get("content-type"), "image/webp");

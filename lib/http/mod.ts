@@ -4,6 +4,7 @@
  *
  * - `serve.ts`: `serveUntilSignal`, SIGINT/SIGTERM drain then stop.
  * - `client_ip.ts`, `ip.ts`: the login limiter's client address; IP and CIDR parsing.
+ * - `peer.ts`: the socket peer of a request.
  * - `byte_cache.ts`: small stored objects kept in memory for the byte routes.
  * - `snapshot_cache.ts`: listings kept while the database's snapshot is unchanged.
  * - `last_resort.ts`: errors that escape everything are logged, never fatal.
@@ -12,11 +13,13 @@ export { type ServeOptions, serveUntilSignal } from "./serve.ts";
 export {
   type ClientIp,
   type ClientIpHeader,
+  type HeaderReader,
   limiterKey,
   resolveClientIp,
   throttle,
 } from "./client_ip.ts";
-export { type Cidr, parseCidrList } from "./ip.ts";
+export { type Cidr, inAnyCidr, parseCidrList, parseIp } from "./ip.ts";
+export { peerAddress } from "./peer.ts";
 export { ByteCache } from "./byte_cache.ts";
 export { SnapshotCache } from "./snapshot_cache.ts";
 export { installLastResort, requestScope } from "./last_resort.ts";

@@ -5,6 +5,7 @@
 export { escapeHtml, jsonForScript } from "./escape.ts";
 export { loadManifest, type Manifest, modulesToPreload, STATIC_PREFIX } from "./manifest.ts";
 export {
+  type HeadTag,
   type IslandComponent,
   type PageOptions,
   registerIslands,

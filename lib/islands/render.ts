@@ -70,12 +70,20 @@ options.vnode = (vnode: VNode) => {
   previousVnodeHook?.(vnode);
 };
 
+/** One element of `<head>` with its attributes (values are escaped when rendered). */
+export interface HeadTag {
+  tag: "meta" | "link";
+  attrs: Record<string, string>;
+}
+
 /** Options of `renderPage()`. */
 export interface PageOptions {
   title: string;
   manifest: Manifest;
   status?: number;
   description?: string;
+  /** More `<meta>` and `<link>` elements (link previews), after the title. */
+  head?: HeadTag[];
 }
 
 /** A rendered document and the names of the islands it contains. */
@@ -105,6 +113,10 @@ export function renderPage(body: VNode, opts: PageOptions): RenderedPage {
   ];
   if (opts.description) {
     head.push(`<meta name="description" content="${escapeHtml(opts.description)}">`);
+  }
+  for (const { tag, attrs } of opts.head ?? []) {
+    const list = Object.entries(attrs).map(([k, v]) => ` ${k}="${escapeHtml(v)}"`).join("");
+    head.push(`<${tag}${list}>`);
   }
   head.push(`<link rel="stylesheet" href="${escapeHtml(manifest.css)}">`);
   const icon = manifest.files["favicon.svg"];

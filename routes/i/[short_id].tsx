@@ -1,5 +1,6 @@
 import ImageControls from "../../islands/ImageControls.tsx";
 import SimilarImages from "../../islands/SimilarImages.tsx";
+import { directPath, previewTags, shareLinks } from "../../lib/sharing/mod.ts";
 import { altText, formatBytes, formatDate, formatType } from "../../lib/ui.ts";
 import type { PageHandler } from "../_app.tsx";
 import { notFoundPage } from "../_404.tsx";
@@ -12,6 +13,8 @@ export const handler: PageHandler = async (c, ctx) => {
   const image = SHORT_ID.test(id) ? await ctx.read.getImage(id) : null;
   if (!image) return notFoundPage(c, ctx);
   const alt = altText(image);
+  const origin = ctx.origin(c);
+  const share = { direct: shareLinks(origin, image).direct, directPath: directPath(image) };
   return ctx.render(
     c,
     <article class="detail">
@@ -34,10 +37,14 @@ export const handler: PageHandler = async (c, ctx) => {
             <time datetime={image.created_at}>{formatDate(image.created_at)}</time>
           </dd>
         </dl>
-        <ImageControls image={image} />
+        <ImageControls image={image} share={share} />
       </div>
       <SimilarImages shortId={image.short_id} />
     </article>,
-    { title: alt === "Untagged image" ? `Image ${image.short_id}` : alt },
+    {
+      title: alt === "Untagged image" ? `Image ${image.short_id}` : alt,
+      // Link previews: crawlers read these (Discordbot sends no Accept; any Accept gets HTML).
+      head: previewTags(origin, image),
+    },
   );
 };

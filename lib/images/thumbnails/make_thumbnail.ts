@@ -10,9 +10,9 @@
 import sharp from "sharp";
 import { SNIFF_BYTES, sniffImage, UnsupportedImageError } from "../sniff.ts";
 import { perceptualHash, type RawPixels } from "../../similar/pixels.ts";
+import { THUMBNAIL_MAX_SIDE } from "../thumbnail_size.ts";
 
-/** Longest side of a thumbnail in pixels. */
-export const THUMBNAIL_MAX_SIDE = 400;
+export { THUMBNAIL_MAX_SIDE };
 
 /** Largest input (width x height) decoded when the caller sets no limit: about a 7000x7000 image. */
 export const DEFAULT_MAX_PIXELS = 50_000_000;

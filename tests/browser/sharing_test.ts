@@ -1,0 +1,269 @@
+/**
+ * The copy buttons in chromium against the real service: "Copy image" puts a PNG on the
+ * clipboard (converted in the page; a GIF's first frame, with the note), "Copy link" the direct
+ * link, Markdown and HTML snippets, the library's one-click copy, and the selectable fallback
+ * where the Clipboard API is refused: over plain http on a host that is not loopback, chromium
+ * offers no `navigator.clipboard` at all (not a secure context).
+ */
+import assert from "node:assert/strict";
+import { Buffer } from "node:buffer";
+import { type BrowserContext, chromium, type Page } from "playwright-core";
+import sharp from "sharp";
+import { makeThumbnail } from "../../lib/images/thumbnails/make_thumbnail.ts";
+import type { ImageDto } from "../../lib/types.ts";
+import { startService } from "../_harness/app.ts";
+import { authHeader, upload } from "../_harness/images.ts";
+import { BROWSER, CHROMIUM_ARGS, collectErrors, serve } from "./_browser.ts";
+import { face } from "./_faces.ts";
+
+const ROOT = new URL("../../", import.meta.url);
+try {
+  Deno.statSync(new URL("_build/manifest.json", ROOT));
+} catch {
+  await (await import("../../lib/islands/build.ts")).buildAssets({ writeGen: false });
+}
+
+/** A name that resolves to loopback but is not "potentially trustworthy": plain http stays insecure. */
+const INSECURE_HOST = "sharing.test";
+
+const svc = await startService({ thumbnails: { thumbnail: (b) => makeThumbnail(b) } });
+const server = serve(svc.app.fetch);
+// Skipped (BROWSER.skip): the tests are ignored, and no browser is launched.
+if (!BROWSER.skip && !BROWSER.path) throw new Error(BROWSER.reason);
+const browser = BROWSER.skip ? null : await chromium.launch({
+  executablePath: BROWSER.path!,
+  args: [...CHROMIUM_ARGS, `--host-resolver-rules=MAP ${INSECURE_HOST} 127.0.0.1`],
+});
+Deno.test.afterAll(async () => {
+  try {
+    await browser?.close();
+  } finally {
+    await server.close();
+    await svc.close();
+  }
+});
+addEventListener("unload", () => void browser?.close().catch(() => {}));
+
+const auth = await authHeader(svc.app);
+async function seed(bytes: Uint8Array, tags: string[]): Promise<ImageDto> {
+  const res = await upload(svc.app, auth, bytes, tags);
+  assert.equal(res.status, 201, await res.clone().text());
+  return await res.json();
+}
+
+/** A two-frame animated GIF of two faces. */
+async function animatedGif(): Promise<Uint8Array> {
+  const frames = await Promise.all([
+    face("happy", 240, 180, "#ffec99", "#f08c00"),
+    face("wink", 240, 180, "#ffec99", "#f08c00"),
+  ]);
+  const gif = await sharp(frames.map((f) => Buffer.from(f)), { join: { animated: true } })
+    .gif({ delay: [400, 400] }).toBuffer();
+  return new Uint8Array(gif);
+}
+
+const pngBytes = await face("surprised", 480, 360, "#e599f7", "#862e9c");
+const png = await seed(pngBytes, ["surprised", "shocked"]);
+const gif = await seed(await animatedGif(), ["happy", "wink"]);
+
+/** The raw RGBA pixels of an image, for comparing what the clipboard holds with the original. */
+async function rgba(bytes: Uint8Array) {
+  const { data, info } = await sharp(bytes).ensureAlpha().raw().toBuffer({
+    resolveWithObject: true,
+  });
+  return { data: new Uint8Array(data), width: info.width, height: info.height };
+}
+
+interface Ctx {
+  context: BrowserContext;
+  page: Page;
+  base: string;
+}
+
+function browserTest(
+  name: string,
+  opts: { base?: string; clipboard?: boolean },
+  fn: (c: Ctx) => Promise<void>,
+) {
+  Deno.test(
+    { name, ignore: BROWSER.skip, sanitizeOps: false, sanitizeResources: false },
+    async () => {
+      const base = opts.base ?? server.url;
+      const context = await browser!.newContext({ viewport: { width: 1280, height: 800 } });
+      try {
+        if (opts.clipboard) {
+          await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: base });
+        }
+        const page = await context.newPage();
+        page.setDefaultTimeout(30_000); // as ui_test.ts: generous for --parallel on busy cores
+        const errors = collectErrors(page);
+        await fn({ context, page, base });
+        assert.deepEqual(errors, [], "console errors");
+      } finally {
+        await context.close();
+      }
+    },
+  );
+}
+
+const hydrated = (page: Page) => page.waitForFunction(() => document.readyState === "complete");
+
+/** The clipboard's items: their types, and the PNG's bytes when there is one. */
+function readClipboard(page: Page) {
+  return page.evaluate(async () => {
+    const items = await navigator.clipboard.read();
+    const types = items.flatMap((i) => [...i.types]);
+    const withPng = items.find((i) => i.types.includes("image/png"));
+    const bytes = withPng
+      ? [...new Uint8Array(await (await withPng.getType("image/png")).arrayBuffer())]
+      : null;
+    return { types, bytes };
+  });
+}
+
+browserTest(
+  "Copy image puts the image itself on the clipboard as a PNG",
+  { clipboard: true },
+  async ({ page, base }) => {
+    await page.goto(`${base}/i/${png.short_id}`);
+    await hydrated(page);
+    await page.getByRole("button", { name: "Copy image" }).click();
+    await page.getByText("Copied image", { exact: true }).waitFor();
+    const { types, bytes } = await readClipboard(page);
+    assert.deepEqual(types, ["image/png"]);
+    const copied = await rgba(new Uint8Array(bytes!));
+    const original = await rgba(pngBytes);
+    assert.deepEqual([copied.width, copied.height], [480, 360]);
+    assert.equal((await sharp(new Uint8Array(bytes!)).metadata()).format, "png");
+    assert.deepEqual(copied.data, original.data, "the same pixels as the original");
+    assert.equal(await page.locator(".note").count(), 0, "no GIF note on a PNG");
+  },
+);
+
+browserTest(
+  "Copy image of a GIF copies its first frame as PNG and says the animation is not kept",
+  { clipboard: true },
+  async ({ page, base }) => {
+    await page.goto(`${base}/i/${gif.short_id}`);
+    await hydrated(page);
+    await page.getByText("Paste the link to keep it animated.", { exact: false }).waitFor();
+    await page.getByRole("button", { name: "Copy image" }).click();
+    await page.getByText("Copied image as a still PNG (the GIF's animation is not kept)").waitFor();
+    const { types, bytes } = await readClipboard(page);
+    assert.deepEqual(types, ["image/png"]);
+    const meta = await sharp(new Uint8Array(bytes!)).metadata();
+    assert.deepEqual([meta.format, meta.width, meta.height, meta.pages ?? 1], ["png", 240, 180, 1]);
+    // The page still shows, and the direct link still serves, the animated original.
+    const res = await fetch(`${base}/${gif.short_id}.gif`);
+    const served = await sharp(new Uint8Array(await res.arrayBuffer()), { animated: true })
+      .metadata();
+    assert.equal(served.pages, 2);
+  },
+);
+
+browserTest("Copy link, Copy Markdown and Copy HTML give the direct link, each confirmed", {
+  clipboard: true,
+}, async ({ page, base }) => {
+  await page.goto(`${base}/i/${png.short_id}`);
+  await hydrated(page);
+  const direct = `${base}/${png.short_id}.png`;
+  const clip = () => page.evaluate(() => navigator.clipboard.readText());
+  await page.getByRole("button", { name: "Copy link" }).click();
+  await page.getByText("Copied link").waitFor();
+  assert.equal(await clip(), direct);
+  await page.getByRole("button", { name: "Copy Markdown" }).click();
+  await page.getByText("Copied Markdown").waitFor();
+  assert.equal(await clip(), `![shocked, surprised](${direct})`);
+  await page.getByRole("button", { name: "Copy HTML" }).click();
+  await page.getByText("Copied HTML").waitFor();
+  assert.equal(
+    await clip(),
+    `<img src="${direct}" alt="shocked, surprised" width="480" height="360">`,
+  );
+  // The link copied is the image itself.
+  const res = await fetch(direct);
+  assert.equal(res.headers.get("content-type"), "image/png");
+  assert.deepEqual(new Uint8Array(await res.arrayBuffer()), pngBytes);
+});
+
+browserTest(
+  "the library copies a card's direct link in one click",
+  { clipboard: true },
+  async ({ page, base }) => {
+    await page.goto(`${base}/`);
+    await hydrated(page);
+    const card = page.locator(".grid li", { has: page.locator(`a[href="/i/${png.short_id}"]`) });
+    await card.hover();
+    await card.getByRole("button", { name: "Copy link to shocked, surprised" }).click();
+    await page.getByText("Copied link").waitFor();
+    assert.equal(
+      await page.evaluate(() => navigator.clipboard.readText()),
+      `${base}/${png.short_id}.png`,
+    );
+    assert.equal(page.url(), `${base}/`, "the click copies; it does not open the image");
+  },
+);
+
+const insecureBase = () => server.url.replace("127.0.0.1", INSECURE_HOST);
+
+browserTest(
+  "where the Clipboard API is refused, each button shows the text selected to copy by hand",
+  {
+    base: insecureBase(),
+  },
+  async ({ page, base }) => {
+    await page.goto(`${base}/i/${png.short_id}`);
+    await hydrated(page);
+    assert.equal(
+      await page.evaluate(() => "clipboard" in navigator),
+      false,
+      "no Clipboard API here",
+    );
+    const direct = `${base}/${png.short_id}.png`;
+    const field = page.locator("#detail-copy-fallback");
+    const selected = () =>
+      page.evaluate(() => {
+        const el = document.activeElement as HTMLInputElement;
+        return el.id === "detail-copy-fallback"
+          ? el.value.slice(el.selectionStart!, el.selectionEnd!)
+          : null;
+      });
+    const cases: [string, string, string][] = [
+      ["Copy link", direct, "Copy the link from here"],
+      ["Copy Markdown", `![shocked, surprised](${direct})`, "Copy the Markdown from here"],
+      ["Copy image", direct, "did not allow copying the image"],
+    ];
+    for (const [button, text, label] of cases) {
+      await page.getByRole("button", { name: button }).click();
+      await page.getByText(label, { exact: false }).waitFor();
+      assert.equal(await field.inputValue(), text, button);
+      assert.equal(await selected(), text, `${button}: focused and selected`);
+      assert.equal(await page.getByText("Copied").count(), 0, "no false confirmation");
+    }
+    await page.getByRole("button", { name: "Close" }).click();
+    assert.equal(await field.count(), 0);
+
+    // The library's one-click copy falls back the same way.
+    await page.goto(`${base}/`);
+    await hydrated(page);
+    await page.getByRole("button", { name: "Copy link to shocked, surprised" }).click();
+    assert.equal(await page.locator("#library-copy-fallback").inputValue(), direct);
+  },
+);
+
+browserTest(
+  "a screenshot of the detail page with its copy buttons",
+  { clipboard: true },
+  async ({ page, base }) => {
+    await page.goto(`${base}/i/${png.short_id}`);
+    await hydrated(page);
+    await page.waitForFunction(() =>
+      [...document.images].every((i) => i.complete && i.naturalWidth)
+    );
+    await page.getByRole("button", { name: "Copy link" }).click();
+    await page.getByText("Copied link").waitFor();
+    await Deno.mkdir(new URL("tests/artifacts/", ROOT), { recursive: true });
+    // The README's docs/screenshot-detail.png is a copy of this artifact, refreshed by hand.
+    await page.screenshot({ path: new URL("tests/artifacts/detail-share.png", ROOT).pathname });
+  },
+);
