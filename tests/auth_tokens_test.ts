@@ -25,6 +25,11 @@ const ACCEPTED_ANSWERS: Record<string, number> = {
   "PATCH /images/:id/tags": 404, // no such image
   "POST /images": 400, // not a multipart body
   "POST /images/:id/merge-into/:other": 422, // the walk fills both IDs alike: a self-merge
+  "PUT /tag-aliases/:alias": 422, // no target
+  "DELETE /tag-aliases/:alias": 404, // no such alias
+  "PUT /tag-implications/:tag": 422, // no implies list
+  "DELETE /tag-implications/:tag": 404, // the tag implies nothing
+  "PATCH /tags/:name": 422, // no new name
 };
 
 function protectedApp() {
