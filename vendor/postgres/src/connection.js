@@ -85,6 +85,7 @@ function Connection(options, queues = {}, { onopen = noop, onend = noop, onclose
     , result = new Result()
     , incoming = Buffer.alloc(0)
     , needsTypes = options.fetch_types
+    , typesQuery = null
     , backendParameters = {}
     , statements = {}
     , statementId = Math.random().toString(36).slice(2)
@@ -584,6 +585,11 @@ function Connection(options, queues = {}, { onopen = noop, onend = noop, onclose
             ? retry(query, errorResponse)
             : errored(errorResponse)
       } else {
+        // PATCHED (reaction-board): the array types are added here, before the first query runs
+        // below, not in fetchArrayTypes()'s continuation: that continuation is a few microtasks
+        // away, and on Deno the first query's ParameterDescription could be handled first, so
+        // its arrays were bound without their serializer ("malformed array literal").
+        query === typesQuery && addArrayTypes(results || result)
         query.resolve(results || result)
       }
     } else if (errorResponse) {
@@ -819,20 +825,23 @@ function Connection(options, queues = {}, { onopen = noop, onend = noop, onclose
     // it unhandled, which ends a Deno or Node process, and the reconnected socket goes on
     // without array types. The error reaches the waiting query anyway (errored() fails
     // `initial` too); here the connection is also closed, so the pool's next one fetches them.
-    let types
     try {
-      types = await new Query([`
+      await (typesQuery = new Query([`
         select b.oid, b.typarray
         from pg_catalog.pg_type a
         left join pg_catalog.pg_type b on b.oid = a.typelem
         where a.typcategory = 'A'
         group by b.oid, b.typarray
         order by b.oid
-      `], [], execute)
+      `], [], execute))
     } catch (_) {
       socket && terminate()
-      return
+    } finally {
+      typesQuery = null
     }
+  }
+
+  function addArrayTypes(types) {
     types.forEach(({ oid, typarray }) => addArrayType(oid, typarray))
   }
 
