@@ -17,6 +17,12 @@ export const CHROMIUM_ARGS = [
 /** The Chromium of this run, or why the browser tests are skipped (their `ignore`) or fail. */
 export const BROWSER = browserChoice();
 
+/**
+ * How long any one wait of a page may take before the test fails: generous, because the suite runs
+ * `--parallel` on two busy cores (a 5 s wait for a suggestion list failed in CI).
+ */
+export const WAIT_MS = 30_000;
+
 /** Launches the run's Chromium; throws the reason when there is none. */
 export function launchBrowser(): Promise<Browser> {
   if (!BROWSER.path) throw new Error(BROWSER.reason);

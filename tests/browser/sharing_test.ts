@@ -13,7 +13,7 @@ import { makeThumbnail } from "../../lib/images/thumbnails/make_thumbnail.ts";
 import type { ImageDto } from "../../lib/types.ts";
 import { startService } from "../_harness/app.ts";
 import { authHeader, upload } from "../_harness/images.ts";
-import { BROWSER, CHROMIUM_ARGS, collectErrors, serve } from "./_browser.ts";
+import { BROWSER, CHROMIUM_ARGS, collectErrors, serve, WAIT_MS } from "./_browser.ts";
 import { face } from "./_faces.ts";
 
 const ROOT = new URL("../../", import.meta.url);
@@ -95,7 +95,7 @@ function browserTest(
           await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: base });
         }
         const page = await context.newPage();
-        page.setDefaultTimeout(30_000); // as ui_test.ts: generous for --parallel on busy cores
+        page.setDefaultTimeout(WAIT_MS);
         const errors = collectErrors(page);
         await fn({ context, page, base });
         assert.deepEqual(errors, [], "console errors");

@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import type { Page } from "playwright-core";
 import { startService } from "../_harness/app.ts";
 import { authHeader, makeImage, upload } from "../_harness/images.ts";
-import { collectErrors, launchBrowser, serve } from "./_browser.ts";
+import { collectErrors, launchBrowser, serve, WAIT_MS } from "./_browser.ts";
 
 const ROOT = new URL("../../", import.meta.url);
 try {
@@ -66,7 +66,7 @@ function browserTest(name: string, signedIn: boolean, fn: (page: Page) => Promis
         }, TOKEN);
       }
       const page = await context.newPage();
-      page.setDefaultTimeout(5000);
+      page.setDefaultTimeout(WAIT_MS);
       const errors = collectErrors(page);
       await fn(page);
       assert.deepEqual(errors, [], "console errors");

@@ -12,7 +12,14 @@ import { ThumbnailPool } from "../../lib/images/thumbnails/pool.ts";
 import type { ImageDto, ImagePage, TagDto } from "../../lib/types.ts";
 import { startService, TEST_PASSWORD, type TestService } from "../_harness/app.ts";
 import { authHeader, makeImage, upload } from "../_harness/images.ts";
-import { BROWSER, collectErrors, launchBrowser, type PageError, serve } from "./_browser.ts";
+import {
+  BROWSER,
+  collectErrors,
+  launchBrowser,
+  type PageError,
+  serve,
+  WAIT_MS,
+} from "./_browser.ts";
 import { type Face, face } from "./_faces.ts";
 
 const ROOT = new URL("../../", import.meta.url);
@@ -29,8 +36,6 @@ const ENV = {
   MAX_UPLOAD_BYTES: "1048576",
 };
 const TOKEN_KEY = "imageboard.token";
-/** How long any one wait of a page may take before the test fails. */
-const WAIT_MS = 30_000;
 /** Chrome logs every non-2xx load; where a test expects one it lists the status. */
 const HTTP_ERROR = /^Failed to load resource: the server responded with a status of (\d+)/;
 

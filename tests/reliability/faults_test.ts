@@ -108,11 +108,20 @@ async function killCounting(v: Victim): Promise<{ killed: number; busy: number }
   return { killed: killed.length, busy: killed.filter((r) => r.busy).length };
 }
 
-/** How many of the service's log lines from `from` on report a 57P01 (the kill) answered 503. */
-function logged57P01(from: number): number {
+/**
+ * How the kill of a backend reaches the request using it: the server's 57P01 when the driver reads
+ * it before the socket closes, otherwise the closed socket itself. Measured over three loaded runs
+ * of the test below: 1 57P01 each, against 50-184 CONNECTION_CLOSED, 13-45 EPIPE and 4-13
+ * ECONNRESET, so a check for 57P01 alone failed in CI after 60 rounds and 165 busy kills.
+ */
+const KILL_CODES = new Set(["57P01", "CONNECTION_CLOSED", "EPIPE", "ECONNRESET"]);
+
+/** How many of the service's log lines from `from` on report a request failed by a kill, and
+ * answered 503 ("database unavailable"). Nothing else makes this database unavailable here. */
+function loggedKills(from: number): number {
   return svc.logs.slice(from).filter((l) => {
     const line = JSON.parse(l);
-    return line.msg === "database unavailable" && line.err?.code === "57P01";
+    return line.msg === "database unavailable" && KILL_CODES.has(line.err?.code);
   }).length;
 }
 
@@ -303,11 +312,11 @@ Deno.test("connections killed repeatedly under a steady request stream: no 500, 
     const logsFrom = svc.logs.length;
     const workers = Array.from({ length: 6 }, (_, n) => worker(n));
     // At least five rounds, and on until the kills have provably hit requests in flight: three
-    // busy backends killed, and a request that failed with the 57P01 and answered 503 for it.
+    // busy backends killed, and a request that failed for a kill and answered 503 for it.
     let rounds = 0;
     let busyKills = 0;
     const enough = () =>
-      rounds >= 5 && busyKills >= 3 && (seen.get(503) ?? 0) >= 1 && logged57P01(logsFrom) >= 1;
+      rounds >= 5 && busyKills >= 3 && (seen.get(503) ?? 0) >= 1 && loggedKills(logsFrom) >= 1;
     while (!enough() && rounds < 60) {
       await sleep(150);
       busyKills += (await killCounting(v)).busy;
@@ -317,11 +326,13 @@ Deno.test("connections killed repeatedly under a steady request stream: no 500, 
     stop = true;
     await Promise.all(workers);
     const summary = `${rounds} rounds, ${busyKills} busy backends killed, ` +
-      `${logged57P01(logsFrom)} 57P01s answered 503, statuses: ${JSON.stringify([...seen])}`;
+      `${loggedKills(logsFrom)} requests failed by a kill answered 503, statuses: ${
+        JSON.stringify([...seen])
+      }`;
     assert.deepEqual(problems, [], summary);
     assert.ok(busyKills >= 3, `the kills never hit requests in flight: ${summary}`);
     assert.ok((seen.get(503) ?? 0) >= 1, `no request failed for a kill: ${summary}`);
-    assert.ok(logged57P01(logsFrom) >= 1, `no 57P01 reached a request: ${summary}`);
+    assert.ok(loggedKills(logsFrom) >= 1, `no kill reached a request: ${summary}`);
 
     // Right after: requests one at a time answer normally again.
     for (let i = 0; i < 5; i++) {
