@@ -24,6 +24,7 @@ import { newRouter } from "./router.ts";
 import { bearer, errorResponse, Image, ShortIdParam } from "./schemas.ts";
 import { UploadedImage } from "./similar.ts";
 import { readUploadForm } from "./upload_body.ts";
+import { queueRecognition } from "../lib/text/jobs.ts";
 import { UploadGate } from "./upload_gate.ts";
 
 const TagChange = z.union([
@@ -65,6 +66,13 @@ export function imageWriteRoutes(services: Services, read: ReadModel) {
                 description: "Restore: the image's creation date, with a time zone, not in the " +
                   "future (millisecond precision); used only when the image is created",
               }),
+              text: z.string().optional().openapi({
+                description: "Restore: the image's caption text (`text` of Image), used only " +
+                  "when the image is created; then it is not recognised again",
+              }),
+              text_source: z.enum(["ocr", "manual"]).optional().openapi({
+                description: "Restore: who wrote `text` (default `manual`)",
+              }),
             }),
           },
         },
@@ -95,8 +103,15 @@ export function imageWriteRoutes(services: Services, read: ReadModel) {
         { ...services, log: c.get("log") },
         form.bytes,
         form.tags,
-        { shortId: form.shortId, createdAt: form.createdAt, sha256: form.sha256 },
+        {
+          shortId: form.shortId,
+          createdAt: form.createdAt,
+          caption: form.caption,
+          sha256: form.sha256,
+        },
       );
+      // Its caption is read in the background (lib/text), never on the upload's path.
+      if (created && !form.caption) await queueRecognition(services, image.short_id);
       const dto = toImageDto(image, config.S3_PUBLIC_BASE_URL);
       if (created) c.header("Location", `/api/v1/images/${dto.short_id}`);
       return c.json({ ...dto, similar }, created ? 201 : 200);

@@ -2,6 +2,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { BadCursorError } from "../lib/read_model.ts";
 import { parseTagFilter, parseTagList, type TagFilter, TagNameError } from "../lib/tags/names.ts";
+import { MAX_QUERY_CHARS } from "../lib/text/caption_text.ts";
 import type { ReadModel } from "../lib/types.ts";
 import { HttpError } from "./errors.ts";
 import { newRouter } from "./router.ts";
@@ -38,12 +39,22 @@ const listRoute = createRoute({
   path: "/images",
   operationId: "listImages",
   tags: ["images"],
-  summary: "List images, newest first; `tags` keeps images carrying all of them (`-name`: none)",
+  summary: "List images, newest first; `tags` keeps images carrying all of them (`-name`: none), " +
+    "`q` those whose caption has its words",
   request: {
     query: z.object({
       tags: z.union([z.string(), z.array(z.string())]).optional().openapi({
         description: "Comma-separated and/or repeated tag names; `-name` excludes a tag " +
           "(`happy,-sarcastic`). At most 50 of both kinds; aliases mean their targets",
+      }),
+      q: z.string().max(MAX_QUERY_CHARS).optional().openapi({
+        description: `Words printed on the image (its \`text\`), at most ${MAX_QUERY_CHARS} ` +
+          "characters. Every word of three letters or more must match a word of the caption, " +
+          "case-insensitively and allowing for recognition slips (trigram similarity: " +
+          "`facepalm` finds `FACEPRALM`); shorter words count only when there are no longer " +
+          "ones. Images where every word matches exactly come first, then approximate " +
+          "matches, each newest first. Combines with `tags`",
+        example: "this is fine",
       }),
       limit: z.coerce.number().int().min(1).max(200).default(50),
       cursor: z.string().max(64).optional(),
@@ -83,6 +94,7 @@ export function imageRoutes(read: ReadModel) {
         await read.listImages({
           tags: filter.include,
           exclude: filter.exclude,
+          q: q.q ?? null,
           limit: q.limit,
           cursor: q.cursor ?? null,
         }),

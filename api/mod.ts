@@ -1,6 +1,7 @@
 /** The whole `/api/v1` app: the public read side plus sign-in and the write routes. */
 import type { Services } from "../lib/services.ts";
 import { authRoutes } from "./auth.ts";
+import { captionRoutes } from "./captions.ts";
 import { capBodies } from "./body_limit.ts";
 import { imageWriteRoutes } from "./image_writes.ts";
 import { createReadApi } from "./read_api.ts";
@@ -13,6 +14,7 @@ export function createApiApp(services: Services) {
   api.use(capBodies); // before every route that takes a body
   api.route("/", authRoutes(services));
   api.route("/", imageWriteRoutes(services, read));
+  api.route("/", captionRoutes(services, read));
   api.route("/", mergeRoutes(services, read));
   api.route("/", tagRuleWriteRoutes(services));
   return { api, read, direct };

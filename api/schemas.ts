@@ -19,6 +19,16 @@ export const Image = z.object({
   tags: z.array(Tag),
   file_url: z.string().openapi({ example: "/api/v1/images/aZ3kP9qX/file" }),
   thumbnail_url: z.string().openapi({ example: "/api/v1/images/aZ3kP9qX/thumbnail" }),
+  text: z.string().nullable().openapi({
+    description: "The words printed on the image, recognised in the background after an " +
+      'upload (English, printed text) or written by a person; null until recognised, "" when ' +
+      "none were found",
+    example: "THIS IS FINE",
+  }),
+  text_source: z.enum(["ocr", "manual"]).nullable().openapi({
+    description: "`ocr`: recognised; `manual`: written by a person, never overwritten by " +
+      "recognition; null with `text`",
+  }),
   created_at: z.string().openapi({ format: "date-time" }),
 }).openapi("Image");
 

@@ -122,7 +122,8 @@ export function mergeRoutes(services: Services, read: ReadModel) {
       path: "/images/{id}/merge-into/{other}",
       operationId: "mergeImage",
       tags: ["images"],
-      summary: "Move an image's tags to another image, then delete it with its objects",
+      summary: "Move an image's tags (and its caption, if the other has none) to another " +
+        "image, then delete it with its objects",
       security: bearer,
       middleware: [requireAuth(config)] as const,
       request: {

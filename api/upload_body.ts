@@ -10,6 +10,8 @@ import { createHash } from "node:crypto";
 import { yieldIfBusy } from "../lib/event_loop.ts";
 import { multipartBoundary, MultipartParser } from "../lib/images/mod.ts";
 import { isShortId } from "../lib/short_id.ts";
+import type { TextSource } from "../db/caption_words.ts";
+import { CaptionTextError, normaliseText } from "../lib/text/caption_text.ts";
 import { parseTagList, TagNameError } from "../lib/tags/mod.ts";
 
 /** Room for multipart framing and the other fields, on top of the file's own limit. */
@@ -25,6 +27,8 @@ export interface UploadForm {
   shortId: string | null;
   /** A restore's creation date (not in the future), or null for now. */
   createdAt: Date | null;
+  /** A restore's caption, or null: recognition writes it. */
+  caption: { text: string; source: TextSource } | null;
 }
 
 /** An RFC 3339 date-time with a time zone, as the API writes `created_at`. */
@@ -47,7 +51,7 @@ function textField(parts: { name: string; data: Uint8Array }[], name: string): s
 export function restoreFields(
   parts: { name: string; data: Uint8Array }[],
   now = Date.now(),
-): Pick<UploadForm, "shortId" | "createdAt"> {
+): Pick<UploadForm, "shortId" | "createdAt" | "caption"> {
   const shortId = textField(parts, "short_id") || null;
   if (shortId !== null && !isShortId(shortId)) {
     throw new HttpError(422, "short_id: must be 8 characters of 0-9, A-Z and a-z");
@@ -70,7 +74,33 @@ export function restoreFields(
       throw new HttpError(422, "created_at: must not be in the future");
     }
   }
-  return { shortId, createdAt };
+  return { shortId, createdAt, caption: captionField(parts) };
+}
+
+/**
+ * A restore's caption: `text` (normalised, at most MAX_TEXT_CHARS; "" is a caption with no words)
+ * and `text_source` (`ocr` or `manual`, the default). Absent `text`: null.
+ */
+function captionField(parts: { name: string; data: Uint8Array }[]): UploadForm["caption"] {
+  const raw = parts.filter((p) => p.name === "text");
+  const source = textField(parts, "text_source") || null;
+  if (raw.length > 1) throw new HttpError(422, "text: give it at most once");
+  if (source !== null && source !== "ocr" && source !== "manual") {
+    throw new HttpError(422, "text_source: must be ocr or manual");
+  }
+  if (raw.length === 0) {
+    if (source !== null) throw new HttpError(422, "text_source: given without text");
+    return null;
+  }
+  try {
+    return {
+      text: normaliseText(new TextDecoder().decode(raw[0].data)),
+      source: source ?? "manual",
+    };
+  } catch (e) {
+    if (e instanceof CaptionTextError) throw new HttpError(422, `text: ${e.message}`);
+    throw e;
+  }
 }
 
 /** The 413 of DESIGN.md, with the limit at the top level of the body. */

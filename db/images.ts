@@ -8,6 +8,7 @@ import type { ImageDto } from "../lib/types.ts";
 import type { Sql } from "./client.ts";
 import { transaction } from "./client.ts";
 import { forgetKeysOf } from "./pending_deletes.ts";
+import { linkWordStatements, type TextSource } from "./caption_words.ts";
 import { impliedClosure, lockTagRulesShared, resolvedNames } from "./tags.ts";
 
 /** An image row: the API's fields it stores, plus the UUID and keyset position kept inside. */
@@ -26,7 +27,7 @@ export interface ImageWithTags extends ImageRow {
 /** The columns of an ImageRow, selected from `images i`. */
 export const COLUMNS = (sql: Sql | postgres.TransactionSql) =>
   sql`i.id, i.seq::text as seq, i.short_id, i.hash, i.content_type, i.size_bytes::float8 as size_bytes,
-      i.width, i.height, i.thumbnail_key, i.created_at`;
+      i.width, i.height, i.thumbnail_key, i.text, i.text_source, i.created_at`;
 
 /**
  * An image's tags as one JSON array sorted by name (postgres.js parses it): the row and its tags
@@ -206,6 +207,8 @@ export interface NewImage {
   phash?: bigint | null;
   /** A restored image's creation date; now when null. */
   createdAt?: Date | null;
+  /** A restored image's caption; null: recognition will write it. */
+  caption?: { text: string; source: TextSource } | null;
 }
 
 /**
@@ -274,13 +277,20 @@ export async function insertImage(
   const results = await transaction(sql, async (tx) => {
     const statements: postgres.PendingQuery<postgres.Row[]>[] = [
       tx`insert into images (short_id, hash, content_type, size_bytes, width, height, thumbnail_key,
-                             created_at, phash)
+                             created_at, phash, text, text_source)
         values (${img.shortId}, ${img.hash}, ${img.contentType}, ${img.sizeBytes}, ${img.width},
                 ${img.height}, ${img.thumbnailKey},
                 coalesce(${img.createdAt ?? null}::timestamptz, now()),
-                ${img.phash?.toString() ?? null}::bigint)
+                ${img.phash?.toString() ?? null}::bigint,
+                ${img.caption?.text ?? null}, ${img.caption?.source ?? null})
         on conflict (hash) do nothing`,
       ...linkTagStatements(tx, tx`i.short_id = ${img.shortId}`, tagNames),
+      // Only the new row's words: a row of the same hash, already there, was not replaced.
+      ...linkWordStatements(
+        tx,
+        tx`i.short_id = ${img.shortId} and i.hash = ${img.hash}`,
+        img.caption?.text ?? "",
+      ),
     ];
     if (pendingKeys.length > 0) statements.push(forgetKeysOf(tx, img.shortId, pendingKeys));
     statements.push(

@@ -24,6 +24,7 @@ const SQL_FILES = [
   "006_login_failures.sql",
   "007_tag_rules.sql",
   "008_similar.sql",
+  "009_captions.sql",
 ];
 
 /** Arbitrary but fixed key of the advisory lock that serialises migrators. */

@@ -10,6 +10,7 @@ import { MAX_TAGS_PER_IMAGE, TooManyTagsError } from "../lib/tags/names.ts";
 import type { Sql } from "./client.ts";
 import { transaction } from "./client.ts";
 import { COLUMNS, type ImageRow, type ImageWithTags, TAGS } from "./images.ts";
+import { replaceWords } from "./caption_words.ts";
 
 type Tx = Sql | postgres.TransactionSql;
 
@@ -202,8 +203,8 @@ export class SelfMergeError extends Error {
 }
 
 /**
- * Moves the tags of image `from` to image `into` and deletes `from`, recording its objects for
- * deletion: one transaction, both rows locked in ID order. Returns the keys to remove now, or
+ * Moves the tags of image `from` to image `into` (and its caption, if `into` has none) and deletes
+ * `from`, recording its objects for deletion: one transaction, both rows locked in ID order. Returns the keys to remove now, or
  * null when either image does not exist. Throws TooManyTagsError (nothing changes) when `into`
  * would carry more than MAX_TAGS_PER_IMAGE tags.
  */
@@ -231,6 +232,15 @@ export function mergeImageInto(
       select count(*)::int as count from image_tags where image_id = ${target.id}`;
     if (count > MAX_TAGS_PER_IMAGE) {
       throw new TooManyTagsError(`An image carries at most ${MAX_TAGS_PER_IMAGE} tags`);
+    }
+    // The caption goes along when `into` has none (not recognised yet, or nothing found).
+    const [moved] = await tx<{ text: string }[]>`
+      update images t set text = s.text, text_source = s.text_source
+      from images s where s.id = ${source.id} and t.id = ${target.id}
+        and coalesce(t.text, '') = '' and coalesce(s.text, '') <> ''
+      returning t.text`;
+    if (moved) {
+      await replaceWords(tx, tx`image_id = ${target.id}`, tx`i.id = ${target.id}`, moved.text);
     }
     const [row] = await tx<ImageRow[]>`
       delete from images i where i.id = ${source.id} returning ${COLUMNS(tx)}`;

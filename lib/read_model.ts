@@ -1,6 +1,8 @@
 /** The read side: database rows shaped into the API's JSON, for the API and the pages alike. */
 import { databaseSnapshot, retryRead, type Sql } from "../db/client.ts";
 import { getImageByShortId, type ImageWithTags, listImages } from "../db/images.ts";
+import { searchImagesByText, type TextCursor, type TextHit } from "../db/captions.ts";
+import { queryWords } from "./text/caption_text.ts";
 import { listTags, resolveTagNames, suggestTags } from "../db/tags.ts";
 import { isShortId } from "./short_id.ts";
 import { SnapshotCache } from "./http/snapshot_cache.ts";
@@ -26,15 +28,29 @@ export function encodeCursor(seq: string): string {
 
 /** The keyset position of a cursor, or BadCursorError. */
 export function decodeCursor(cursor: string): string {
-  let text: string;
+  const m = /^v1:(\d{1,18})$/.exec(cursorText(cursor));
+  if (!m) throw new BadCursorError("cursor is not valid");
+  return m[1];
+}
+
+/** The opaque cursor of a caption search after a hit of `level` at `seq`. */
+export function encodeTextCursor(after: TextCursor): string {
+  return btoa(`v2:${after.level}:${after.seq}`).replace(/=+$/, "");
+}
+
+/** The position of a caption search's cursor, or BadCursorError. */
+export function decodeTextCursor(cursor: string): TextCursor {
+  const m = /^v2:([12]):(\d{1,18})$/.exec(cursorText(cursor));
+  if (!m) throw new BadCursorError("cursor is not valid");
+  return { level: Number(m[1]) as 1 | 2, seq: m[2] };
+}
+
+function cursorText(cursor: string): string {
   try {
-    text = atob(cursor);
+    return atob(cursor);
   } catch {
     throw new BadCursorError("cursor is not valid");
   }
-  const m = /^v1:(\d{1,18})$/.exec(text);
-  if (!m) throw new BadCursorError("cursor is not valid");
-  return m[1];
 }
 
 /** An image row as the API returns it. */
@@ -49,6 +65,8 @@ export function toImageDto(row: ImageWithTags, publicBase: string | undefined): 
     thumbnail_key: row.thumbnail_key,
     tags: row.tags,
     ...imageUrls(publicBase, row),
+    text: row.text,
+    text_source: row.text_source,
     created_at: row.created_at.toISOString(),
   };
 }
@@ -69,27 +87,41 @@ export function createReadModel(
   const listings = new SnapshotCache<ImagePage>(listingCacheEntries, snapshot);
   const tagLists = new SnapshotCache<TagDto[]>(listingCacheEntries, snapshot);
   const suggestions = new SnapshotCache<TagSuggestion[]>(listingCacheEntries, snapshot);
-  const loadPage = async (q: ListImagesQuery, limit: number, beforeSeq: string | null) => {
+  const loadPage = async (q: ListImagesQuery, words: string[], cursor: string | null) => {
+    const limit = q.limit;
     const rows = await retryRead(async () => {
       // Aliases mean their targets in a filter too (one lookup, only for a filtered page).
       const [tags, exclude] = await Promise.all(
         [q.tags, q.exclude ?? []].map((names) => resolveTagNames(sql, names)),
       );
-      return await listImages(sql, { tags, exclude, limit: limit + 1, beforeSeq });
+      if (!words.length) {
+        const beforeSeq = cursor ? decodeCursor(cursor) : null;
+        return await listImages(sql, { tags, exclude, limit: limit + 1, beforeSeq });
+      }
+      const after = cursor ? decodeTextCursor(cursor) : null;
+      return await searchImagesByText(sql, { words, tags, exclude, limit: limit + 1, after });
     });
     const items = rows.slice(0, limit);
-    const more = rows.length > limit;
+    const last = items[items.length - 1] as (typeof items)[number] & Partial<TextHit>;
     return {
       items: items.map((r) => toImageDto(r, publicBase)),
-      next_cursor: more ? encodeCursor(items[items.length - 1].seq) : null,
+      next_cursor: rows.length <= limit
+        ? null
+        : last.level
+        ? encodeTextCursor({ level: last.level, seq: last.seq })
+        : encodeCursor(last.seq),
     };
   };
   return {
     async listImages(q: ListImagesQuery): Promise<ImagePage> {
-      const beforeSeq = q.cursor ? decodeCursor(q.cursor) : null;
+      const words = q.q ? queryWords(q.q) : [];
+      const cursor = q.cursor ?? null;
+      // Decoded first: a bad cursor is refused before the cache is asked, and the page is kept
+      // by its position, not by the cursor's spelling.
+      const at = cursor ? (words.length ? decodeTextCursor(cursor) : decodeCursor(cursor)) : null;
       const exclude = [...q.exclude ?? []].sort();
-      const key = JSON.stringify([[...q.tags].sort(), exclude, q.limit, beforeSeq]);
-      return await listings.get(key, () => loadPage(q, q.limit, beforeSeq));
+      const key = JSON.stringify([[...q.tags].sort(), exclude, words, q.limit, at]);
+      return await listings.get(key, () => loadPage(q, words, cursor));
     },
     async getImage(shortId: string) {
       if (!isShortId(shortId)) return null;

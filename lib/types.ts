@@ -35,6 +35,10 @@ export interface ImageDto {
   tags: TagDto[];
   file_url: string;
   thumbnail_url: string;
+  /** The words printed on the image; null until recognition has run ("" when it found none). */
+  text: string | null;
+  /** Who wrote `text`: recognition, or a person (then recognition never overwrites it). */
+  text_source: "ocr" | "manual" | null;
   created_at: string;
 }
 
@@ -44,10 +48,14 @@ export interface ImagePage {
   next_cursor: string | null;
 }
 
-/** Query of the image list: images carrying all of `tags` and none of `exclude`. */
+/**
+ * Query of the image list: images carrying all of `tags` and none of `exclude`, and with `q`, whose
+ * caption has its words (exact matches first, then approximate ones).
+ */
 export interface ListImagesQuery {
   tags: string[];
   exclude?: string[];
+  q?: string | null;
   limit: number;
   cursor?: string | null;
 }

@@ -33,6 +33,8 @@ export function fakeImage(n: number, tags: string[] = [], over: Partial<ImageDto
     tags: tags.map((name) => ({ name, image_count: 1 })),
     file_url: `/api/v1/images/${short_id}/file`,
     thumbnail_url: `/api/v1/images/${short_id}/thumbnail`,
+    text: null,
+    text_source: null,
     created_at: new Date(Date.UTC(2025, 0, 1) + n * 60_000).toISOString(),
     ...over,
   };

@@ -30,6 +30,7 @@ const ACCEPTED_ANSWERS: Record<string, number> = {
   "PUT /tag-implications/:tag": 422, // no implies list
   "DELETE /tag-implications/:tag": 404, // the tag implies nothing
   "PATCH /tags/:name": 422, // no new name
+  "PATCH /images/:id": 422, // no text
 };
 
 function protectedApp() {

@@ -141,6 +141,7 @@ Deno.test("every operation has its stable operationId, the names generated clien
     "post /images": "uploadImage",
     "get /images/{id}": "getImage",
     "delete /images/{id}": "deleteImage",
+    "patch /images/{id}": "updateImage",
     "patch /images/{id}/tags": "updateImageTags",
     "get /images/{id}/file": "getImageFile",
     "get /images/{id}/thumbnail": "getImageThumbnail",

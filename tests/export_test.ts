@@ -2,7 +2,7 @@
  * `deno task export` and `deno task import --restore` against real services over HTTP: the
  * export holds every original (hash-checked), a manifest and a README; a second run keeps what
  * is there and fetches what is missing or wrong; restoring it into a fresh database and bucket
- * gives the same listing: short IDs, hashes, tags, dates and order.
+ * gives the same listing: short IDs, hashes, tags, dates, captions and order.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
@@ -30,6 +30,10 @@ for (let i = 0; i < 205; i++) {
   form.append("file", new File([bytes as BlobPart], "x.bin"));
   form.append("tags", i % 3 === 0 ? "three, every_third" : `t${i % 4}`);
   if (i % 2 === 0) form.append("created_at", new Date(Date.UTC(2020, 0, 1, 0, 0, i)).toISOString());
+  // Captions of both sources, and an empty one; the rest are not recognised yet (null).
+  if (i % 5 === 1) form.append("text", `caption number ${i}`);
+  if (i % 5 === 1 && i % 2 === 1) form.append("text_source", "ocr");
+  if (i === 3) form.append("text", "");
   const res = await source.app.request("/api/v1/images", {
     method: "POST",
     headers: auth,

@@ -10,6 +10,7 @@
  */
 import { addTagsByHash, getImageByHash, type ImageWithTags, insertImage } from "../../db/images.ts";
 import { clearDeletes, reserveShortIdKeys, scheduleDeletes } from "../../db/pending_deletes.ts";
+import type { TextSource } from "../../db/caption_words.ts";
 import { isDatabaseUnavailable } from "../../db/client.ts";
 import { sniffImage, UnsupportedImageError } from "./sniff.ts";
 import type { Services, Thumbnailer } from "../services.ts";
@@ -44,6 +45,8 @@ export interface IngestOptions {
   /** Honoured when free; ShortIdTakenError when another image holds it. */
   shortId?: string | null;
   createdAt?: Date | null;
+  /** A restore's caption, stored with a new image (recognition then skips it). */
+  caption?: { text: string; source: TextSource } | null;
   /**
    * The bytes' hex SHA-256, as the upload computed it while they streamed in
    * (api/upload_body.ts); without it the bytes are hashed here, in one go.
@@ -218,6 +221,7 @@ async function createImage(
         height: sniffed.height,
         thumbnailKey: thumbKey,
         createdAt: options.createdAt ?? null,
+        caption: options.caption ?? null,
         phash: thumb.status === "fulfilled" ? thumb.value.phash : null,
       },
       tags,

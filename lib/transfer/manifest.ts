@@ -100,6 +100,9 @@ manifest.jsonl
       width, height the pixel size from the file's header
       tags          the tag names, sorted
       created_at    when the image was uploaded (RFC 3339, UTC, milliseconds)
+      text          the words printed on the image: recognised, or written by a person;
+                    null when not recognised yet ("" when none were found)
+      text_source   "ocr" (recognised) or "manual" (written by a person); null with text
       file          the original's path in this folder
     Any further fields are those the board's API returns for an image (features added after
     this format was written); a reader should keep fields it does not know.
@@ -112,7 +115,7 @@ Using it
 
 Check a file: sha256sum images/{short_id}.{ext} prints the line's "hash".
 
-Restore into an empty board, with the same short IDs, dates and tags:
+Restore into an empty board, with the same short IDs, dates, tags and caption text:
 
     deno task import --restore <this folder> --url https://board.example
 

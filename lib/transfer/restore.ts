@@ -92,7 +92,15 @@ export async function runRestore(opts: RestoreOptions): Promise<Progress> {
         size,
         contentType: entry.content_type,
         bytes,
-      }, { tags: entry.tags, short_id: entry.short_id, created_at: entry.created_at });
+      }, {
+        tags: entry.tags,
+        short_id: entry.short_id,
+        created_at: entry.created_at,
+        // A caption travels as it was; one not recognised yet is recognised on arrival.
+        ...(typeof entry.text === "string"
+          ? { text: entry.text, text_source: String(entry.text_source ?? "manual") }
+          : {}),
+      });
       const moved = image.short_id === entry.short_id ? "" : ` (this content is ${image.short_id})`;
       const text = `${name}${moved} ${tagList(entry.tags)}`;
       progress.record(

@@ -15,6 +15,9 @@ export interface UploadFields {
   tags: string[];
   short_id?: string;
   created_at?: string;
+  /** A restored caption and who wrote it (`ocr` or `manual`). */
+  text?: string;
+  text_source?: string;
 }
 
 /** The outcome of one upload: a new image (201) or the one with this content (200). */
@@ -43,6 +46,8 @@ export function multipartFraming(
   if (fields.tags.length) head += field("tags", fields.tags.join(","));
   if (fields.short_id) head += field("short_id", fields.short_id);
   if (fields.created_at) head += field("created_at", fields.created_at);
+  if (fields.text !== undefined) head += field("text", fields.text);
+  if (fields.text_source) head += field("text_source", fields.text_source);
   head += `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${
     quotedName(fileName)
   }"\r\nContent-Type: ${contentType}\r\n\r\n`;

@@ -8,6 +8,7 @@ import { type Config, loadConfig } from "../../lib/config.ts";
 import { createSql } from "../../db/client.ts";
 import { JobQueue } from "../../lib/jobs/mod.ts";
 import { implicationsJob } from "../../lib/tags/mod.ts";
+import { type CaptionReading, recognitionKind } from "../../lib/text/jobs.ts";
 import { captureLogger } from "../../lib/log.ts";
 import type { Services, Thumbnailer } from "../../lib/services.ts";
 import { type FreshDatabase, freshDatabase } from "./db.ts";
@@ -34,6 +35,8 @@ export interface TestServiceOptions {
   thumbnails?: Thumbnailer;
   /** Start the job queue and work the service's job kinds, as main.ts does. */
   jobs?: boolean;
+  /** With `jobs`: the caption recogniser the recognition jobs use (none: no recognition). */
+  captionReader?: CaptionReading;
   /** Share a database or s3 with another service (for replica tests). */
   db?: FreshDatabase;
   s3?: TestS3;
@@ -67,6 +70,12 @@ export async function startService(opts: TestServiceOptions = {}): Promise<TestS
   const probeSql = createSql(db.url, { max: 1 });
   const jobs = opts.jobs ? await JobQueue.start(db.url, log, { maxConnections: 2 }) : undefined;
   if (jobs) await jobs.work(implicationsJob(sql, log));
+  const reader = opts.captionReader;
+  if (jobs && reader) {
+    await jobs.work(
+      recognitionKind({ sql, store: s3.store, log, reader: () => Promise.resolve(reader) }),
+    );
+  }
   const services: Services = {
     config,
     sql,

@@ -88,5 +88,7 @@ export function essentials(img: ImageDto) {
     height: img.height,
     tags: img.tags.map((t) => t.name),
     created_at: img.created_at,
+    text: img.text,
+    text_source: img.text_source,
   };
 }

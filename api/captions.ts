@@ -1,0 +1,71 @@
+/** `PATCH /images/{id}`: a person corrects (or clears) the caption text, behind requireAuth. */
+import { createRoute, z } from "@hono/zod-openapi";
+import { clearImageText, setImageText } from "../db/captions.ts";
+import type { Services } from "../lib/services.ts";
+import { isShortId } from "../lib/short_id.ts";
+import { CaptionTextError, MAX_TEXT_CHARS, normaliseText } from "../lib/text/caption_text.ts";
+import { queueRecognition } from "../lib/text/jobs.ts";
+import type { ReadModel } from "../lib/types.ts";
+import { HttpError } from "./errors.ts";
+import { json, notFound } from "./images.ts";
+import { requireAuth } from "./require_auth.ts";
+import { newRouter } from "./router.ts";
+import { bearer, errorResponse, Image, ShortIdParam } from "./schemas.ts";
+
+const CaptionChange = z.object({
+  text: z.string().nullable().openapi({
+    description: `The words printed on the image, at most ${MAX_TEXT_CHARS} characters; ` +
+      "recognition never overwrites it. `null` hands the caption back to recognition, which " +
+      "reads it again",
+    example: "this is fine",
+  }),
+}).strict().openapi("CaptionChange");
+
+/** The caption write route. */
+export function captionRoutes(services: Services, read: ReadModel) {
+  return newRouter().openapi(
+    createRoute({
+      method: "patch",
+      path: "/images/{id}",
+      operationId: "updateImage",
+      tags: ["images"],
+      summary: "Correct an image's caption text (`text`), or give it back to recognition",
+      security: bearer,
+      middleware: [requireAuth(services.config)] as const,
+      request: {
+        params: ShortIdParam,
+        body: { content: { "application/json": { schema: CaptionChange } }, required: true },
+      },
+      responses: {
+        200: { description: "The image with its caption", content: json(Image) },
+        401: errorResponse("Not signed in"),
+        404: errorResponse("No such image"),
+        413: errorResponse("Body over 64 KiB (`code`: `body_too_large`)"),
+        422: errorResponse(`Invalid fields, or text over ${MAX_TEXT_CHARS} characters`),
+      },
+    }),
+    async (c) => {
+      const { id } = c.req.valid("param");
+      const { text } = c.req.valid("json");
+      if (!isShortId(id)) throw notFound();
+      let found: boolean;
+      if (text === null) {
+        found = await clearImageText(services.sql, id);
+        if (found) await queueRecognition(services, id);
+      } else {
+        let normalised: string;
+        try {
+          normalised = normaliseText(text);
+        } catch (e) {
+          if (e instanceof CaptionTextError) throw new HttpError(422, `text: ${e.message}`);
+          throw e;
+        }
+        found = await setImageText(services.sql, id, normalised, "manual");
+      }
+      if (!found) throw notFound();
+      const image = await read.getImage(id);
+      if (!image) throw notFound();
+      return c.json(image, 200);
+    },
+  );
+}

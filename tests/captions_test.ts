@@ -1,0 +1,264 @@
+/**
+ * Caption text (issue 21) through the API on a real service: recognition runs from the job queue
+ * after an upload, never over a person's text; PATCH corrects or clears it; `q` finds images by
+ * their words, exactly first, then approximately, with tags and exclusions, paging by cursor, and
+ * returns exactly what a brute-force query over every caption returns; the words' counts stay
+ * exact; a merge moves the caption. The recogniser here is a stand-in: lib/text has its own tests.
+ */
+import assert from "node:assert/strict";
+import { setImageText, SIMILARITY_THRESHOLD } from "../db/captions.ts";
+import { recogniseImage } from "../lib/text/jobs.ts";
+import { queryWords } from "../lib/text/caption_text.ts";
+import type { ImageDto, ImagePage } from "../lib/types.ts";
+import { startService } from "./_harness/app.ts";
+import { authHeader, makeImage, upload } from "./_harness/images.ts";
+
+/** What the stand-in recogniser reads on every image, and how often it was asked. */
+let printed = "THIS IS FINE";
+let reads = 0;
+const svc = await startService({
+  jobs: true,
+  captionReader: {
+    read: () => {
+      reads++;
+      return Promise.resolve({ text: printed });
+    },
+  },
+});
+Deno.test.afterAll(() => svc.close());
+const auth = await authHeader(svc.app);
+const json = { ...auth, "content-type": "application/json" };
+
+/**
+ * A new image. Its recognition job runs in the background: captions a test sets itself are
+ * "manual", which recognition leaves alone.
+ */
+async function newImage(tags: string[] = []): Promise<ImageDto> {
+  const res = await upload(svc.app, auth, await makeImage("png", 12, 12), tags);
+  assert.equal(res.status, 201, await res.clone().text());
+  return await res.json();
+}
+
+async function getImage(id: string): Promise<ImageDto> {
+  const res = await svc.app.request(`/api/v1/images/${id}`);
+  assert.equal(res.status, 200);
+  return await res.json();
+}
+
+async function waitForText(id: string): Promise<ImageDto> {
+  for (let i = 0; i < 300; i++) {
+    const image = await getImage(id);
+    if (image.text !== null) return image;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`no text for ${id} after 30 s`);
+}
+
+function patchText(id: string, text: unknown) {
+  return svc.app.request(`/api/v1/images/${id}`, {
+    method: "PATCH",
+    headers: json,
+    body: JSON.stringify({ text }),
+  });
+}
+
+/** Every page of a search, as short IDs. */
+async function search(query: Record<string, string>, limit = 50): Promise<string[]> {
+  const out: string[] = [];
+  let cursor: string | null = null;
+  do {
+    const params = new URLSearchParams({ ...query, limit: String(limit) });
+    if (cursor) params.set("cursor", cursor);
+    const res = await svc.app.request(`/api/v1/images?${params}`);
+    assert.equal(res.status, 200, await res.clone().text());
+    const page: ImagePage = await res.json();
+    out.push(...page.items.map((i) => i.short_id));
+    cursor = page.next_cursor;
+  } while (cursor);
+  return out;
+}
+
+Deno.test("an upload gets its caption from a recognition job, in the background", async () => {
+  printed = "THIS IS FINE";
+  const res = await upload(svc.app, auth, await makeImage("png", 14, 14));
+  assert.equal(res.status, 201);
+  const created: ImageDto = await res.json();
+  assert.equal(created.text, null, "the upload answers before recognition");
+  const image = await waitForText(created.short_id);
+  assert.equal(image.text, "THIS IS FINE");
+  assert.equal(image.text_source, "ocr");
+  assert.deepEqual(await search({ q: "fine" }), [created.short_id]);
+});
+
+Deno.test("a person's text is kept; recognition never overwrites it", async () => {
+  const image = await newImage();
+  await waitForText(image.short_id);
+  const res = await patchText(image.short_id, "  sips   tea \n\n\n\n calmly ");
+  assert.equal(res.status, 200);
+  const patched: ImageDto = await res.json();
+  assert.equal(patched.text, "sips tea\n\ncalmly");
+  assert.equal(patched.text_source, "manual");
+  printed = "SOMETHING ELSE";
+  const before = reads;
+  await recogniseImage(
+    { sql: svc.services.sql, store: svc.services.store, log: svc.services.log, reader: read },
+    image.short_id,
+  );
+  assert.equal(reads, before + 1, "recognition ran");
+  assert.equal((await getImage(image.short_id)).text, "sips tea\n\ncalmly");
+  printed = "THIS IS FINE";
+});
+
+const read = () =>
+  Promise.resolve({
+    read: () => {
+      reads++;
+      return Promise.resolve({ text: printed });
+    },
+  });
+
+Deno.test("PATCH text: null gives the caption back to recognition, which reads it again", async () => {
+  const image = await newImage();
+  await waitForText(image.short_id);
+  assert.equal((await (await patchText(image.short_id, "mine")).json()).text_source, "manual");
+  printed = "READ AGAIN";
+  const cleared = await patchText(image.short_id, null);
+  assert.equal(cleared.status, 200);
+  assert.equal((await cleared.json()).text, null);
+  const again = await waitForText(image.short_id);
+  assert.deepEqual([again.text, again.text_source], ["READ AGAIN", "ocr"]);
+  printed = "THIS IS FINE";
+});
+
+Deno.test("PATCH text refuses what it cannot store and unknown images", async () => {
+  const image = await newImage();
+  assert.equal((await patchText(image.short_id, "x".repeat(2001))).status, 422);
+  assert.equal((await patchText(image.short_id, 5)).status, 422);
+  assert.equal((await patchText("ZZZZZZZZ", "words")).status, 404);
+  assert.equal((await patchText("bad", "words")).status, 404);
+  const anonymous = await svc.app.request(`/api/v1/images/${image.short_id}`, {
+    method: "PATCH",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ text: "words" }),
+  });
+  assert.equal(anonymous.status, 401);
+});
+
+Deno.test("q: exact matches first, then recognition slips, each newest first; with tags", async () => {
+  const tag = `cap_${crypto.randomUUID().slice(0, 6)}`;
+  const exactOld = await newImage([tag]);
+  const slip = await newImage([tag]); // newer, but only an approximate match
+  const exactNew = await newImage([tag, "sarcastic"]);
+  const other = await newImage([tag]);
+  for (
+    const [img, text] of [[exactOld, "FACEPALM"], [slip, "FACEPRALM"], [exactNew, "Facepalm!"]]
+  ) {
+    await setImageText(svc.services.sql, (img as ImageDto).short_id, text as string, "manual");
+  }
+  await setImageText(svc.services.sql, other.short_id, "EYE ROLL", "manual");
+  const want = [exactNew.short_id, exactOld.short_id, slip.short_id];
+  assert.deepEqual(await search({ q: "facepalm", tags: tag }), want);
+  assert.deepEqual(await search({ q: "FacePalm", tags: tag }, 1), want, "one per page");
+  assert.deepEqual(await search({ q: "facepalm", tags: `${tag},-sarcastic` }), want.slice(1));
+  assert.deepEqual(await search({ q: "eye roll", tags: tag }), [other.short_id]);
+  assert.deepEqual(await search({ q: "eye facepalm", tags: tag }), [], "every word must match");
+  assert.deepEqual(await search({ q: "qwxzv" }), []);
+  assert.deepEqual(await search({ q: "facepalm", tags: "no_such_tag_here" }), []);
+  // Both levels in one page, and the page after a level-2 cursor starts where it stopped.
+  const first = await svc.app.request(`/api/v1/images?q=facepalm&tags=${tag}&limit=2`);
+  const page: ImagePage = await first.json();
+  assert.deepEqual(page.items.map((i) => i.short_id), want.slice(0, 2));
+  assert.deepEqual(page.items[0].text, "Facepalm!");
+});
+
+Deno.test("q and its cursor are checked", async () => {
+  assert.equal((await svc.app.request(`/api/v1/images?q=${"a".repeat(129)}`)).status, 422);
+  assert.equal((await svc.app.request(`/api/v1/images?q=${"a".repeat(128)}`)).status, 200);
+  const plain = await (await svc.app.request("/api/v1/images?limit=1")).json();
+  // A listing's cursor is not a search's, and the reverse.
+  const mixed = await svc.app.request(`/api/v1/images?q=fine&cursor=${plain.next_cursor}`);
+  assert.equal(mixed.status, 422);
+  assert.equal((await svc.app.request("/api/v1/images?q=fine&cursor=djI6MzpeeA")).status, 422);
+});
+
+Deno.test("q returns exactly what a brute-force query over every caption returns", async () => {
+  const sql = svc.services.sql;
+  const tag = `bf_${crypto.randomUUID().slice(0, 6)}`;
+  const vocabulary = ["happy", "hapy", "sad", "angry", "angyr", "thumbs", "thumb", "fine", "this"];
+  const ids: string[] = [];
+  for (let i = 0; i < 60; i++) {
+    const image = await newImage(i % 3 ? [tag] : [tag, "skip_me"]);
+    const words = Array.from({ length: 1 + (i % 4) }, (_, k) => vocabulary[(i * 7 + k * 3) % 9]);
+    await setImageText(sql, image.short_id, words.join(" ").toUpperCase(), "manual");
+    ids.push(image.short_id);
+  }
+  for (const q of ["happy", "angry", "thumbs", "this fine", "happy sad", "hapy", "fine", "xyzzy"]) {
+    const words = queryWords(q);
+    // Each image's level: 2 when every word is one of its words, 1 when each is or is close.
+    const oracle = await sql<{ short_id: string }[]>`
+      with w as (select unnest(${words}::text[]) as q),
+      img as (
+        select i.short_id, i.seq, array(select regexp_split_to_table(lower(i.text), '[^[:alnum:]]+'))
+          as words
+        from images i join image_tags it on it.image_id = i.id join tags t on t.id = it.tag_id
+        where t.name = ${tag} and not exists (
+          select 1 from image_tags x join tags y on y.id = x.tag_id
+          where x.image_id = i.id and y.name = 'skip_me')),
+      lvl as (
+        select short_id, seq,
+          case when (select bool_and(q = any(words)) from w) then 2
+               when (select bool_and(exists (
+                 select 1 from unnest(words) x
+                 where x = q or similarity(x, q) >= ${SIMILARITY_THRESHOLD})) from w) then 1
+          end as level
+        from img)
+      select short_id from lvl where level is not null order by level desc, seq desc`;
+    for (const limit of [50, 7]) {
+      assert.deepEqual(
+        await search({ q, tags: `${tag},-skip_me` }, limit),
+        oracle.map((r) => r.short_id),
+        `${q} (pages of ${limit})`,
+      );
+    }
+  }
+});
+
+Deno.test("the words' image counts stay exact through edits, clears and deletes", async () => {
+  const sql = svc.services.sql;
+  const a = await newImage();
+  const b = await newImage();
+  const [one, two, three] = ["one", "two", "three"].map((n) =>
+    `zq${n}${crypto.randomUUID().slice(0, 4)}`
+  );
+  await setImageText(sql, a.short_id, `${one} ${two}`, "manual");
+  await setImageText(sql, b.short_id, two, "manual");
+  await setImageText(sql, a.short_id, `${two} ${three}`, "manual");
+  const del = await svc.app.request(`/api/v1/images/${b.short_id}`, {
+    method: "DELETE",
+    headers: auth,
+  });
+  assert.equal(del.status, 204);
+  const counts = await sql<{ word: string; stored: number; real: number }[]>`
+    select w.word, w.image_count as stored,
+      (select count(*)::int from image_words iw where iw.word_id = w.id) as real
+    from caption_words w where w.word = any(${[one, two, three]}::text[])`;
+  const byWord = Object.fromEntries(counts.map((c) => [c.word, [c.stored, c.real]]));
+  assert.deepEqual(byWord, { [one]: [0, 0], [two]: [1, 1], [three]: [1, 1] });
+});
+
+Deno.test("merge-into moves the caption when the other image has none", async () => {
+  printed = ""; // recognition finds no words on `into`
+  const into = await newImage();
+  assert.equal((await waitForText(into.short_id)).text, "");
+  printed = "THIS IS FINE";
+  const from = await newImage();
+  await setImageText(svc.services.sql, from.short_id, "MOVED WORDS", "manual");
+  const res = await svc.app.request(`/api/v1/images/${from.short_id}/merge-into/${into.short_id}`, {
+    method: "POST",
+    headers: auth,
+  });
+  assert.equal(res.status, 200);
+  const merged: ImageDto = await res.json();
+  assert.deepEqual([merged.text, merged.text_source], ["MOVED WORDS", "manual"]);
+  assert.deepEqual(await search({ q: "moved words" }), [into.short_id]);
+});
