@@ -2,6 +2,7 @@
 // The server imports this file, so it needs no filesystem scan to find the islands.
 import type { IslandComponent } from "./lib/islands/render.ts";
 import AuthNav from "./islands/AuthNav.tsx";
+import Caption from "./islands/Caption.tsx";
 import DuplicatePairs from "./islands/DuplicatePairs.tsx";
 import ImageControls from "./islands/ImageControls.tsx";
 import Library from "./islands/Library.tsx";
@@ -13,6 +14,7 @@ import Uploader from "./islands/Uploader.tsx";
 /** Every island component, by name. */
 export const islands: Record<string, IslandComponent> = {
   AuthNav,
+  Caption,
   DuplicatePairs,
   ImageControls,
   Library,

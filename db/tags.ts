@@ -58,6 +58,16 @@ export async function resolveTagNames(sql: AnySql, names: string[]): Promise<str
   return [...new Set(rows.map((r) => r.name))];
 }
 
+/** Which of `names` are tags that have images, or aliases of one. */
+export async function knownTagNames(sql: AnySql, names: string[]): Promise<Set<string>> {
+  if (names.length === 0) return new Set();
+  const rows = await sql<{ name: string }[]>`
+    select name from tags where name = any(${names}::text[]) and image_count > 0
+    union
+    select alias from tag_aliases where alias = any(${names}::text[])`;
+  return new Set(rows.map((r) => r.name));
+}
+
 /**
  * The tag list: tags that have images, filtered and ordered as asked. The search also finds a tag
  * through its aliases (`lol` finds `laughing`); their targets are looked up once (an init plan).

@@ -2,7 +2,6 @@ import { useEffect, useRef, useState } from "preact/hooks";
 import { TagInput } from "../components/TagInput.tsx";
 import { apiJson } from "../lib/api_client.ts";
 import type { ImageDto, ImagePage } from "../lib/types.ts";
-import { parseFilterText } from "../lib/tags/names.ts";
 import { altText, libraryHref } from "../lib/ui.ts";
 import { directPath } from "../lib/sharing/links.ts";
 import { useCopier } from "../components/CopyFeedback.tsx";
@@ -10,13 +9,15 @@ import { useCopier } from "../components/CopyFeedback.tsx";
 /** What a card needs of an image (the server sends only this, to keep the page small). */
 export type Card = Pick<
   ImageDto,
-  "short_id" | "content_type" | "thumbnail_url" | "width" | "height" | "tags"
+  "short_id" | "content_type" | "thumbnail_url" | "width" | "height" | "tags" | "text"
 >;
 
-/** Props: the first page, rendered on the server, and the filter it was read with. */
+/** Props: the first page, rendered on the server, and the search it was read with. */
 export interface LibraryProps {
   initial: { items: Card[]; next_cursor: string | null };
   tags: string[];
+  /** Words searched in the captions ("" for none). */
+  q: string;
   limit: number;
   /**
    * PUBLIC_BASE_URL, the origin of copied links; null: this page's own (the page is kept
@@ -25,53 +26,45 @@ export interface LibraryProps {
   publicBaseUrl: string | null;
 }
 
-/** The library grid with its tag filter; loads further pages by keyset cursor on scroll. */
+/**
+ * The library grid with its search field (tags and caption words, lib/search_text.ts); loads
+ * further pages by keyset cursor on scroll.
+ */
 export default function Library(
-  { initial, tags: initialTags, limit, publicBaseUrl }: LibraryProps,
+  { initial, tags, q, limit, publicBaseUrl }: LibraryProps,
 ) {
-  const [tags, setTags] = useState(initialTags);
   const [items, setItems] = useState<Card[]>(initial.items);
   const [cursor, setCursor] = useState(initial.next_cursor);
-  const [filter, setFilter] = useState(initialTags.join(", "));
+  const [filter, setFilter] = useState([...tags, ...(q ? [q] : [])].join(", "));
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const filterRef = useRef<HTMLInputElement>(null);
   const sentinel = useRef<HTMLDivElement>(null);
   const loading = useRef(false);
-  const seq = useRef(0);
   const { copy, view } = useCopier("library");
   const copyLink = (card: Card) =>
     copy("link", (publicBaseUrl ?? location.origin) + directPath(card));
+  const searching = tags.length > 0 || q !== "";
 
-  const load = async (forTags: string[], from: string | null) => {
-    if (loading.current && from) return;
-    const mine = ++seq.current;
+  /** The next page of this search, after `from`. */
+  const loadMore = async (from: string) => {
+    if (loading.current) return;
     loading.current = true;
     setBusy(true);
     setError(null);
-    const q = new URLSearchParams({ limit: String(limit) });
-    if (forTags.length) q.set("tags", forTags.join(","));
-    if (from) q.set("cursor", from);
+    const params = new URLSearchParams({ limit: String(limit), cursor: from });
+    if (tags.length) params.set("tags", tags.join(","));
+    if (q) params.set("q", q);
     try {
-      const page = await apiJson<ImagePage>(`/api/v1/images?${q}`);
-      if (mine !== seq.current) return;
-      setItems((old) => from ? [...old, ...page.items] : page.items);
+      const page = await apiJson<ImagePage>(`/api/v1/images?${params}`);
+      setItems((old) => [...old, ...page.items]);
       setCursor(page.next_cursor);
     } catch {
-      if (mine === seq.current) setError("Could not load images.");
+      setError("Could not load images.");
     } finally {
-      if (mine === seq.current) {
-        loading.current = false;
-        setBusy(false);
-      }
+      loading.current = false;
+      setBusy(false);
     }
-  };
-
-  const applyFilter = (next: string[], push = true) => {
-    setTags(next);
-    setFilter(next.join(", "));
-    if (push) history.pushState(null, "", libraryHref(next));
-    load(next, null);
   };
 
   useEffect(() => {
@@ -82,58 +75,46 @@ export default function Library(
       e.preventDefault();
       filterRef.current?.focus();
     };
-    const onPop = () =>
-      applyFilter(parseFilterText(new URL(location.href).searchParams.get("tags")), false);
     addEventListener("keydown", onKey);
-    addEventListener("popstate", onPop);
-    return () => {
-      removeEventListener("keydown", onKey);
-      removeEventListener("popstate", onPop);
-    };
+    return () => removeEventListener("keydown", onKey);
   }, []);
 
   useEffect(() => {
     const el = sentinel.current;
     if (!el || !cursor || error) return;
     const observer = new IntersectionObserver((entries) => {
-      if (entries.some((e) => e.isIntersecting)) load(tags, cursor);
+      if (entries.some((e) => e.isIntersecting)) loadMore(cursor);
     }, { rootMargin: "800px" });
     observer.observe(el);
     return () => observer.disconnect();
-  }, [cursor, tags, error]);
+  }, [cursor, error]);
 
+  const described = [...tags, ...(q ? [`“${q}”`] : [])].join(", ");
   return (
     <section class="library" aria-busy={busy}>
-      <form
-        class="filter"
-        action="/"
-        method="get"
-        role="search"
-        onSubmit={(e) => {
-          e.preventDefault();
-          applyFilter(parseFilterText(filter));
-        }}
-      >
+      {
+        /* A plain GET form: the server tells tags from words and answers with the canonical
+          address (routes/index.tsx), with or without scripts. */
+      }
+      <form class="filter" action="/" method="get" role="search">
         <label for="tag-filter">
-          Filter by tags (<code>-tag</code> excludes) <kbd>/</kbd>
+          Search tags and the words on images (<code>-tag</code> excludes) <kbd>/</kbd>
         </label>
         <TagInput
           id="tag-filter"
-          name="tags"
+          name="search"
           value={filter}
           onValue={setFilter}
           inputRef={filterRef}
-          placeholder="cat, surprised"
+          placeholder="cat, surprised, this is fine"
         />
-        <button type="submit">Filter</button>
-        {tags.length > 0 && (
-          <a href="/" onClick={(e) => (e.preventDefault(), applyFilter([]))}>Clear</a>
-        )}
+        <button type="submit">Search</button>
+        {searching && <a href="/">Clear</a>}
         <a href="/tags">Browse tags</a>
       </form>
       {items.length === 0 && !busy && (
         <p class="empty">
-          {tags.length ? `No images tagged ${tags.join(", ")}.` : "No images yet."}{" "}
+          {searching ? `Nothing found for ${described}.` : "No images yet."}{" "}
           <a href="/upload">Upload one</a>
         </p>
       )}
@@ -149,6 +130,7 @@ export default function Library(
                 loading="lazy"
                 decoding="async"
                 alt={altText(image)}
+                title={image.text || undefined}
               />
             </a>
             <button
@@ -168,10 +150,8 @@ export default function Library(
         {cursor && (
           <a
             class="button"
-            href={`${libraryHref(tags)}${tags.length ? "&" : "?"}cursor=${
-              encodeURIComponent(cursor)
-            }`}
-            onClick={(e) => (e.preventDefault(), load(tags, cursor))}
+            href={libraryHref(tags, q, cursor)}
+            onClick={(e) => (e.preventDefault(), loadMore(cursor))}
           >
             {busy ? "Loading…" : "Load more"}
           </a>

@@ -1,4 +1,5 @@
 import { useEffect, useRef, useState } from "preact/hooks";
+import { type Caption, LiveCaption } from "../components/CaptionText.tsx";
 import { LooksLike } from "../components/LooksLike.tsx";
 import { TagInput } from "../components/TagInput.tsx";
 import { readToken, uploadImage, type UploadResult } from "../lib/api_client.ts";
@@ -19,6 +20,8 @@ interface Item {
   similar?: boolean;
   /** Where the row links once a near-duplicate was resolved (null: nowhere). */
   resolved?: { href: string | null };
+  /** The caption when uploaded (usually not read yet: the row shows it once it is). */
+  caption?: Caption;
 }
 
 /** The words for an upload outcome, from the status and the error body. */
@@ -74,7 +77,10 @@ export default function Uploader() {
         // "Delete the new one" would delete the old one.
         const similar = res.status === 201 && Array.isArray(res.body?.similar) &&
           res.body.similar.length > 0;
-        update(job.key, { ...describeUpload(res), progress: 1, shortId: id, similar });
+        const caption = id && res.body && "text" in res.body
+          ? (res.body as unknown as Caption)
+          : undefined;
+        update(job.key, { ...describeUpload(res), progress: 1, shortId: id, similar, caption });
         running.current--;
         pump();
       });
@@ -158,6 +164,9 @@ export default function Uploader() {
                 </>
               )}
             </span>
+            {it.caption && it.shortId && !it.resolved && (
+              <LiveCaption shortId={it.shortId} initial={it.caption} />
+            )}
             {it.similar && it.shortId && !it.resolved && (
               <LooksLike
                 shortId={it.shortId}

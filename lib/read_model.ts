@@ -3,7 +3,8 @@ import { databaseSnapshot, retryRead, type Sql } from "../db/client.ts";
 import { getImageByShortId, type ImageWithTags, listImages } from "../db/images.ts";
 import { searchImagesByText, type TextCursor, type TextHit } from "../db/captions.ts";
 import { queryWords } from "./text/caption_text.ts";
-import { listTags, resolveTagNames, suggestTags } from "../db/tags.ts";
+import { knownTagNames, listTags, resolveTagNames, suggestTags } from "../db/tags.ts";
+import { splitSearch } from "./search_text.ts";
 import { isShortId } from "./short_id.ts";
 import { SnapshotCache } from "./http/snapshot_cache.ts";
 import { imageUrls } from "./storage/keys.ts";
@@ -133,6 +134,7 @@ export function createReadModel(
         JSON.stringify([q.q ?? null, q.sort, q.min_count ?? null, q.limit, q.offset]),
         () => retryRead(() => listTags(sql, q)),
       ),
+    splitSearch: (text) => splitSearch(text, (names) => retryRead(() => knownTagNames(sql, names))),
     suggestTags: (q, limit) => {
       const minus = q.startsWith("-") ? "-" : "";
       const text = q.slice(minus.length);

@@ -76,4 +76,6 @@ export interface ReadModel {
   listTags(query: ListTagsQuery): Promise<TagDto[]>;
   /** Autocomplete (`GET /tags/suggest`); a leading `-` of `q` is kept on every name. */
   suggestTags(q: string, limit: number): Promise<TagSuggestion[]>;
+  /** The library's search field split into tags and caption words (lib/search_text.ts). */
+  splitSearch(text: string): Promise<{ tags: string[]; q: string }>;
 }

@@ -10,9 +10,16 @@ export function parseTagList(text: string | null | undefined): string[] {
   return parseFilterText(text).filter((t) => !t.startsWith("-"));
 }
 
-/** The library URL filtered by `tags` (all required); commas stay readable. */
-export function libraryHref(tags: string[]): string {
-  return tags.length ? `/?tags=${tags.map(encodeURIComponent).join(",")}` : "/";
+/**
+ * The library URL filtered by `tags` (`-name` excludes), searching caption words `q`, from
+ * `cursor`; commas stay readable.
+ */
+export function libraryHref(tags: string[], q = "", cursor: string | null = null): string {
+  const parts = [];
+  if (tags.length) parts.push(`tags=${tags.map(encodeURIComponent).join(",")}`);
+  if (q) parts.push(`q=${encodeURIComponent(q)}`);
+  if (cursor) parts.push(`cursor=${encodeURIComponent(cursor)}`);
+  return parts.length ? `/?${parts.join("&")}` : "/";
 }
 
 /** Alt text of an image: its tags, or a neutral description. */

@@ -1,5 +1,7 @@
+import { HTTPException } from "hono/http-exception";
 import Library from "../islands/Library.tsx";
 import { filterTerms, parseTagFilter } from "../lib/tags/names.ts";
+import { MAX_QUERY_CHARS } from "../lib/text/caption_text.ts";
 import { libraryHref } from "../lib/ui.ts";
 import type { PageHandler } from "./_app.tsx";
 
@@ -8,16 +10,28 @@ export const PAGE_SIZE = 50;
 
 /**
  * `/`: the library, first page rendered here, later pages loaded by the island. Tags are parsed
- * as the API parses them (`-name` excludes; at most 50, valid names; else the 400 page), and the page is kept under
- * its canonical address: what it shows depends on the tags and the cursor, nothing else.
+ * as the API parses them (`-name` excludes; at most 50, valid names; else the 400 page), `q`
+ * searches the words on the images (capped like the API's), and the page is kept under its
+ * canonical address: what it shows depends on the tags, the words and the cursor, nothing else.
+ * The search field sends `?search=` (it works without scripts): its tags and words are told apart
+ * (lib/search_text.ts) and the browser is sent to the canonical address.
  */
 export const handler: PageHandler = async (c, { read, render, publicBaseUrl }) => {
+  const search = c.req.query("search");
+  if (search !== undefined) {
+    const split = await read.splitSearch(search.slice(0, 2 * MAX_QUERY_CHARS));
+    return c.redirect(libraryHref(split.tags, split.q.slice(0, MAX_QUERY_CHARS)), 303);
+  }
   const filter = parseTagFilter(c.req.queries("tags") ?? []);
   const tags = filterTerms(filter); // exclusions as `-name`
+  const q = (c.req.query("q") ?? "").trim();
+  // The API's cap (the problem page, like a bad tag or cursor).
+  if (q.length > MAX_QUERY_CHARS) throw new HTTPException(400);
   const cursor = c.req.query("cursor") || null;
   const page = await read.listImages({
     tags: filter.include,
     exclude: filter.exclude,
+    q: q || null,
     limit: PAGE_SIZE,
     cursor,
   });
@@ -28,12 +42,10 @@ export const handler: PageHandler = async (c, { read, render, publicBaseUrl }) =
     width: img.width,
     height: img.height,
     tags: img.tags,
+    text: img.text,
   }));
-  const title = tags.length ? `Tagged ${tags.join(", ")}` : "Library";
-  const base = libraryHref(tags);
-  const path = cursor
-    ? `${base}${tags.length ? "&" : "?"}cursor=${encodeURIComponent(cursor)}`
-    : base;
+  const described = [...tags, ...(q ? [`“${q}”`] : [])];
+  const title = described.length ? `Search: ${described.join(", ")}` : "Library";
   return render(
     c,
     <>
@@ -41,10 +53,11 @@ export const handler: PageHandler = async (c, { read, render, publicBaseUrl }) =
       <Library
         initial={{ items, next_cursor: page.next_cursor }}
         tags={tags}
+        q={q}
         limit={PAGE_SIZE}
         publicBaseUrl={publicBaseUrl}
       />
     </>,
-    { title, memo: page, path },
+    { title, memo: page, path: libraryHref(tags, q, cursor) },
   );
 };

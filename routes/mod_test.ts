@@ -52,7 +52,25 @@ Deno.test("GET /?tags= pre-filters the library (all tags required)", async () =>
   assert.equal(res.status, 200);
   assert.equal(html.match(/<img /g)?.length, 1);
   const { html: none } = await get("/?tags=cat,dog");
-  assert.ok(none.includes("No images tagged cat, dog."));
+  assert.ok(none.includes("Nothing found for cat, dog."));
+});
+
+Deno.test("GET /?search= tells tags from caption words and answers with the canonical address", async () => {
+  const cases: [string, string][] = [
+    ["cat, this is fine", "/?tags=cat&q=this%20is%20fine"],
+    ["cat this is fine", "/?tags=cat&q=this%20is%20fine"], // a word that is a tag, inside a term
+    ["-dog, Cat", "/?tags=-dog,cat"],
+    ["nothing here", "/?q=nothing%20here"],
+    ["", "/"],
+  ];
+  for (const [search, location] of cases) {
+    const res = await pages().request(`/?search=${encodeURIComponent(search)}`);
+    assert.equal(res.status, 303, search);
+    assert.equal(res.headers.get("location"), location, search);
+  }
+  const long = await pages().request(`/?q=${"w".repeat(129)}`);
+  assert.equal(long.status, 400);
+  await long.body?.cancel();
 });
 
 Deno.test("GET /tags lists tags by count, each linking to the filtered library", async () => {
@@ -126,6 +144,7 @@ Deno.test("a failing read model gives an HTML error page, a bad cursor a 400", a
     getImage: () => Promise.reject(new Error("db down")),
     listTags: () => Promise.reject(new Error("db down")),
     suggestTags: () => Promise.reject(new Error("db down")),
+    splitSearch: () => Promise.reject(new Error("db down")),
   };
   const error = console.error;
   console.error = () => {};

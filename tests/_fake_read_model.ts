@@ -6,6 +6,7 @@ import type {
   ListTagsQuery,
   ReadModel,
 } from "../lib/types.ts";
+import { splitSearch } from "../lib/search_text.ts";
 
 const ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 
@@ -77,6 +78,10 @@ export function fakeReadModel(images: ImageDto[]): ReadModel & { images: ImageDt
             : a.name.localeCompare(b.name)
         );
       return Promise.resolve(tags.slice(query.offset, query.offset + query.limit));
+    },
+    splitSearch(text: string) {
+      const known = new Set(images.flatMap((img) => img.tags.map((t) => t.name)));
+      return splitSearch(text, (names) => Promise.resolve(new Set(names.filter((n) => known.has(n)))));
     },
     async suggestTags(q: string, limit: number) {
       const all = await this.listTags({ q, sort: "count_desc", limit, offset: 0 });

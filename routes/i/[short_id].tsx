@@ -1,3 +1,4 @@
+import Caption from "../../islands/Caption.tsx";
 import ImageControls from "../../islands/ImageControls.tsx";
 import SimilarImages from "../../islands/SimilarImages.tsx";
 import { directPath, previewTags, shareLinks } from "../../lib/sharing/mod.ts";
@@ -37,6 +38,10 @@ export const handler: PageHandler = async (c, ctx) => {
             <time datetime={image.created_at}>{formatDate(image.created_at)}</time>
           </dd>
         </dl>
+        <Caption
+          shortId={image.short_id}
+          initial={{ text: image.text, text_source: image.text_source }}
+        />
         <ImageControls image={image} share={share} />
       </div>
       <SimilarImages shortId={image.short_id} />

@@ -293,7 +293,7 @@ browserTest(
       assert.ok(await page.locator(".grid img").count() >= 50);
       await page.getByRole("link", { name: "Browse tags" }).waitFor();
     });
-    await visit("/?tags=happy", () => page.getByLabel(/Filter by tags/).waitFor());
+    await visit("/?tags=happy", () => page.getByLabel(/Search tags and the words/).waitFor());
     await visit("/tags", () => page.getByRole("heading", { name: "Tags" }).waitFor());
     await visit(`/i/${id}`, async () => {
       await page.getByRole("button", { name: "Copy link" }).waitFor();
@@ -353,7 +353,7 @@ browserTest("the library reads ?tags= on load and shows only images with all of 
   assert.ok((await gridIds(page)).includes(onlyAlpha.short_id));
   // No match: the empty state.
   await page.goto(`${base}/?tags=alpha,angry`);
-  await page.getByText("No images tagged alpha, angry.").waitFor();
+  await page.getByText("Nothing found for alpha, angry.").waitFor();
 });
 
 browserTest(
@@ -526,7 +526,7 @@ browserTest(
     });
     const filterBy = async (text: string) => {
       await page.locator("#tag-filter").fill(text);
-      await page.getByRole("button", { name: "Filter" }).click();
+      await page.getByRole("button", { name: "Search" }).click();
       await page.waitForURL(`${base}/?tags=${text}`);
       await page.waitForFunction(() => document.querySelector(".library")?.ariaBusy === "false");
     };
