@@ -16,6 +16,7 @@ import { JobQueue } from "./lib/jobs/mod.ts";
 import { implicationsJob } from "./lib/tags/mod.ts";
 import { serveUntilSignal } from "./lib/http/mod.ts";
 import { phashBackfillKind } from "./lib/similar/backfill.ts";
+import { workRecognition } from "./lib/text/jobs.ts";
 
 const SHUTDOWN_GRACE_MS = 25_000;
 
@@ -43,6 +44,7 @@ async function main() {
   const app = createApp({ config, sql, probeSql, store, log, thumbnails, jobs }, { dev });
   const stopSweeper = startDeleteSweeper(sql, store, log);
   await jobs.work(phashBackfillKind({ sql, store, thumbnails, jobs, log }));
+  const stopReader = await workRecognition(jobs, { sql, store, log, thumbnails });
 
   serveUntilSignal({
     port: config.PORT,
@@ -53,6 +55,7 @@ async function main() {
     onStop: async () => {
       stopSweeper();
       await jobs.stop();
+      await stopReader();
       thumbnails.close();
       await resources.close();
     },

@@ -16,6 +16,7 @@ import { ThumbnailPool } from "../lib/images/thumbnails/pool.ts";
 import { JobQueue } from "../lib/jobs/mod.ts";
 import { implicationsJob } from "../lib/tags/mod.ts";
 import { warmUploadPath } from "../lib/images/warm_up.ts";
+import { workRecognition } from "../lib/text/jobs.ts";
 
 const log = new Logger(loadConfig().LOG_LEVEL);
 const resources = await openResources(loadConfig(), log);
@@ -28,6 +29,10 @@ const [thumbnails] = await Promise.all([
 ]);
 const jobs = await JobQueue.start(config.DATABASE_URL!, log);
 await jobs.work(implicationsJob(sql, log));
+// Caption recognition as in main.ts; BENCH_NO_OCR=1 leaves it out (before/after rows).
+const stopReader = Deno.env.get("BENCH_NO_OCR") === "1"
+  ? async () => {}
+  : await workRecognition(jobs, { sql, store, log, thumbnails });
 await ensureAssets();
 const app = createApp({ config, sql, store, log, thumbnails, jobs });
 const server = Deno.serve({
@@ -70,6 +75,7 @@ Deno.addSignalListener("SIGTERM", async () => {
   await Promise.race([server.shutdown(), new Promise((r) => setTimeout(r, 2000))]);
   thumbnails.close();
   await jobs.stop(1000);
+  await stopReader();
   await resources.close();
   Deno.exit(0);
 });

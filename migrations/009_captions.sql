@@ -30,6 +30,9 @@ create table image_words (
   primary key (word_id, image_seq)
 );
 
+-- A candidate's words by its position, for the probes of a search ("does it also carry one of
+-- these words?"): one descent, then its few entries; and by its ID, for the cascade on delete.
+create index image_words_seq_idx on image_words (image_seq) include (word_id);
 create index image_words_image_idx on image_words (image_id);
 
 create function image_words_count_added() returns trigger language plpgsql as $$

@@ -114,6 +114,30 @@ export function recognitionKind(deps: RecognitionDeps): JobKind<{ short_id: stri
   };
 }
 
+/**
+ * Works caption recognition and its backfill in this process, as the service does (main.ts,
+ * bench/serve.ts), yielding to `thumbnails` while they have jobs waiting; returns what stops the
+ * recogniser (after the queue has stopped).
+ */
+export async function workRecognition(
+  jobs: JobQueue,
+  deps: Omit<RecognitionDeps, "reader" | "thumbnailsWaiting"> & {
+    thumbnails: { stats(): { queued: number } };
+  },
+): Promise<() => Promise<void>> {
+  const { sql, store, log, thumbnails } = deps;
+  const reader = lazyReader(async () => (await import("./recognizer.ts")).CaptionReader.start());
+  await jobs.work(recognitionKind({
+    sql,
+    store,
+    log,
+    reader: reader.get,
+    thumbnailsWaiting: () => thumbnails.stats().queued > 0,
+  }));
+  await jobs.work(textBackfillKind({ sql, jobs, log }));
+  return reader.close;
+}
+
 /** Sends the first job of a backfill chain (none when one is already waiting to start). */
 export async function startTextBackfill(jobs: JobQueue): Promise<string | null> {
   await jobs.declare({ name: TEXT_BACKFILL_QUEUE });

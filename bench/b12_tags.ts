@@ -1,5 +1,5 @@
 /**
- * B10: the tag features of issue 20. On the 1,000,000-image database (`deno task bench:seed`),
+ * B12: the tag features of issue 20. On the 1,000,000-image database (`deno task bench:seed`),
  * read-only: a listing with one positive and one excluded popular tag, uncached
  * (LISTING_CACHE_ENTRIES=0), against the plain newest page on the same service; and autocomplete
  * (`/tags/suggest`) for short and long, frequent and absent texts. On a fresh database of its own
@@ -195,7 +195,7 @@ async function apply(notes: string[]): Promise<Row[]> {
 }
 
 if (import.meta.main) {
-  await benchMain("B10", "tags: exclusion, autocomplete, implications", async (notes) => {
+  await benchMain("B12", "tags: exclusion, autocomplete, implications", async (notes) => {
     const only = Deno.args.find((a) => a === "--reads" || a === "--apply");
     const rows: Row[] = [];
     for (const [name, part] of [["--reads", reads], ["--apply", apply]] as const) {
