@@ -153,6 +153,23 @@ export function percentile(values: number[], p: number): number {
 /** The median of `values`. */
 export const median = (values: number[]) => percentile(values, 50);
 
+/** A deterministic stream of numbers in [0, 1) (mulberry32). */
+export function random(seed: number): () => number {
+  return () => {
+    seed = (seed + 0x6d2b79f5) | 0;
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/**
+ * A rank in 1..n from `u` in [0, 1), drawn like bench/seed.ts draws tags (log-uniform:
+ * floor(exp(u * ln(n + 1))), rank r with probability ~ 1/r).
+ */
+export const zipf = (u: number, n: number) =>
+  Math.min(n, Math.max(1, Math.floor(Math.exp(u * Math.log(n + 1)))));
+
 /** What a load run measured. */
 export interface LoadResult {
   requests: number;
@@ -725,3 +742,35 @@ export function withComment(jpeg: Uint8Array, tag: string): Uint8Array {
 
 /** Bytes of a short random hex string, for distinct names. */
 export const randomHex = () => crypto.randomUUID().replaceAll("-", "").slice(0, 12);
+
+/** How often the health prober of B3 and B10 asks. */
+export const PROBE_INTERVAL_MS = 10;
+
+/** What the prober saw: every latency, the failures, and how late its own timer ran at most. */
+export interface Probes {
+  latencies: number[];
+  errors: number;
+  lag: number;
+}
+
+/**
+ * Probes `${base}/api/v1/health` every PROBE_INTERVAL_MS on a fixed schedule, from a process of
+ * its own (bench/_health_prober.ts), while `during` runs.
+ */
+export async function probeWhile(base: string, during: () => Promise<unknown>): Promise<Probes> {
+  const file = await Deno.makeTempFile({ prefix: "bench-probe-" });
+  try {
+    const prober = await spawnReady("bench/_health_prober.ts", {
+      URL: `${base}/api/v1/health`,
+      INTERVAL_MS: String(PROBE_INTERVAL_MS),
+      RESULT_FILE: file,
+    });
+    Deno.kill(prober.pid, "SIGUSR1");
+    await during();
+    Deno.kill(prober.pid, "SIGUSR2");
+    await prober.exited;
+    return JSON.parse(await Deno.readTextFile(file));
+  } finally {
+    await Deno.remove(file).catch(() => {});
+  }
+}

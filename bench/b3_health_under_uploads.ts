@@ -16,6 +16,9 @@ import {
   ms,
   percentile,
   photoJpeg,
+  PROBE_INTERVAL_MS as INTERVAL_MS,
+  type Probes,
+  probeWhile,
   type ReadyChild,
   type Row,
   signIn,
@@ -27,35 +30,9 @@ import {
 } from "./_lib.ts";
 
 const UPLOADS = 20;
-const INTERVAL_MS = 10;
 const IDLE_MS = 5000;
 
 const sleep = (t: number) => new Promise((r) => setTimeout(r, t));
-
-interface Probes {
-  latencies: number[];
-  errors: number;
-  lag: number;
-}
-
-/** Probes health every INTERVAL_MS from a process of its own while `during` runs. */
-async function probeWhile(base: string, during: () => Promise<unknown>): Promise<Probes> {
-  const file = await Deno.makeTempFile({ prefix: "bench-b3-probe-" });
-  try {
-    const prober = await spawnReady("bench/_health_prober.ts", {
-      URL: `${base}/api/v1/health`,
-      INTERVAL_MS: String(INTERVAL_MS),
-      RESULT_FILE: file,
-    });
-    Deno.kill(prober.pid, "SIGUSR1");
-    await during();
-    Deno.kill(prober.pid, "SIGUSR2");
-    await prober.exited;
-    return JSON.parse(await Deno.readTextFile(file));
-  } finally {
-    await Deno.remove(file).catch(() => {});
-  }
-}
 
 /** Starts the uploader (`send`: socket or fetch); `go()` fires every upload and waits for all. */
 async function uploader(base: string, auth: Record<string, string>, send: "socket" | "fetch") {
