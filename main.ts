@@ -44,7 +44,13 @@ async function main() {
   const app = createApp({ config, sql, probeSql, store, log, thumbnails, jobs }, { dev });
   const stopSweeper = startDeleteSweeper(sql, store, log);
   await jobs.work(phashBackfillKind({ sql, store, thumbnails, jobs, log }));
-  const stopReader = await workRecognition(jobs, { sql, store, log, thumbnails });
+  const stopReader = await workRecognition(jobs, {
+    sql,
+    store,
+    log,
+    thumbnails,
+    maxPixels: config.MAX_IMAGE_PIXELS,
+  });
 
   serveUntilSignal({
     port: config.PORT,

@@ -32,7 +32,13 @@ await jobs.work(implicationsJob(sql, log));
 // Caption recognition as in main.ts; BENCH_NO_OCR=1 leaves it out (before/after rows).
 const stopReader = Deno.env.get("BENCH_NO_OCR") === "1"
   ? async () => {}
-  : await workRecognition(jobs, { sql, store, log, thumbnails });
+  : await workRecognition(jobs, {
+    sql,
+    store,
+    log,
+    thumbnails,
+    maxPixels: config.MAX_IMAGE_PIXELS,
+  });
 await ensureAssets();
 const app = createApp({ config, sql, store, log, thumbnails, jobs });
 const server = Deno.serve({

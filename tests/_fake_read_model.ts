@@ -81,7 +81,10 @@ export function fakeReadModel(images: ImageDto[]): ReadModel & { images: ImageDt
     },
     splitSearch(text: string) {
       const known = new Set(images.flatMap((img) => img.tags.map((t) => t.name)));
-      return splitSearch(text, (names) => Promise.resolve(new Set(names.filter((n) => known.has(n)))));
+      return splitSearch(
+        text,
+        (names) => Promise.resolve(new Set(names.filter((n) => known.has(n)))),
+      );
     },
     async suggestTags(q: string, limit: number) {
       const all = await this.listTags({ q, sort: "count_desc", limit, offset: 0 });

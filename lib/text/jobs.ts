@@ -32,7 +32,7 @@ export interface RecognitionDeps {
   sql: Sql;
   store: ObjectStore;
   log: Logger;
-  /** The recogniser, started on the first job (it takes a second and ~100 MB to warm up). */
+  /** The recogniser, started on the first job (an OCR process of about 300 MB, warm in ~1 s). */
   reader: () => Promise<CaptionReading>;
   /**
    * Whether thumbnails are waiting: recognition yields to them (it is the lower priority work),
@@ -43,8 +43,9 @@ export interface RecognitionDeps {
 
 /**
  * The service's recogniser, started by the first job that needs it rather than at start-up (a
- * warm engine takes about a second and 100 MB; the edge reader and a board nobody uploads to never
- * pay for it); a start that failed is tried again by the next job. `close()` stops it.
+ * warm engine takes about a second and an OCR process of about 300 MB; the edge reader and a board
+ * nobody uploads to never pay for it); a start that failed is tried again by the next job.
+ * `close()` stops it.
  */
 export function lazyReader(
   start: () => Promise<CaptionReading & { close(): Promise<void> }>,
@@ -123,10 +124,14 @@ export async function workRecognition(
   jobs: JobQueue,
   deps: Omit<RecognitionDeps, "reader" | "thumbnailsWaiting"> & {
     thumbnails: { stats(): { queued: number } };
+    /** MAX_IMAGE_PIXELS: larger images are not decoded for reading either. */
+    maxPixels: number;
   },
 ): Promise<() => Promise<void>> {
-  const { sql, store, log, thumbnails } = deps;
-  const reader = lazyReader(async () => (await import("./recognizer.ts")).CaptionReader.start());
+  const { sql, store, log, thumbnails, maxPixels } = deps;
+  const reader = lazyReader(async () =>
+    (await import("./recognizer.ts")).CaptionReader.start({ maxPixels })
+  );
   await jobs.work(recognitionKind({
     sql,
     store,

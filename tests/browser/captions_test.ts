@@ -143,6 +143,8 @@ browserTest("signed in, the detail page corrects the words by keyboard", true, a
   await page.keyboard.press("Enter");
   const area = page.getByLabel("The words printed on the image");
   await area.waitFor();
+  // The editor takes the focus on the next turn; keys sent before would go to the page.
+  await page.waitForFunction(() => document.activeElement?.id === "edit-caption");
   await page.keyboard.press("Control+a");
   await page.keyboard.type("sips tea");
   await page.keyboard.press("Tab");

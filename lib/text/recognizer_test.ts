@@ -1,0 +1,233 @@
+import assert from "node:assert/strict";
+import { Buffer } from "node:buffer";
+import sharp from "sharp";
+import { photoBackground, textFreePhotos } from "../../tests/_harness/caption_corpus.ts";
+import { CaptionReader } from "./mod.ts";
+
+/** White bold capitals with a black outline at the top and/or bottom of a photo-like picture. */
+async function meme(
+  { top = "", bottom = "", width = 900, height = 700, seed = 3 } = {},
+): Promise<Buffer> {
+  const size = Math.round(width / 11);
+  const text = (t: string, y: number) =>
+    `<text x="50%" y="${y}" text-anchor="middle" font-family="DejaVu Sans" font-weight="bold" ` +
+    `font-size="${size}" fill="white" stroke="black" stroke-width="${size / 14}" ` +
+    `paint-order="stroke">${t}</text>`;
+  const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}">` +
+    (top ? text(top, size * 1.3) : "") + (bottom ? text(bottom, height - size * 0.5) : "") +
+    "</svg>";
+  return await sharp(await photoBackground(width, height, seed))
+    .composite([{ input: Buffer.from(svg) }]).png().toBuffer();
+}
+
+/** Dark text on a white bar above a photo-like picture, like a screenshot of a post. */
+async function barCaption(caption: string, width = 800): Promise<Buffer> {
+  const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="120">` +
+    `<rect width="100%" height="100%" fill="white"/><text x="30" y="80" font-family="DejaVu Sans"` +
+    ` font-size="52" fill="#111">${caption}</text></svg>`;
+  return await sharp(await photoBackground(width, 500, 5))
+    .extend({ top: 120, background: "#ffffff" })
+    .composite([{ input: Buffer.from(svg), top: 0, left: 0 }]).jpeg({ quality: 80 }).toBuffer();
+}
+
+const same = (a: string, b: string) => assert.equal(a.toLowerCase(), b.toLowerCase());
+const jpeg = async (b: Buffer) => new Uint8Array(await sharp(b).jpeg({ quality: 85 }).toBuffer());
+
+Deno.test("CaptionReader.read() reads captions exactly, top band first", async () => {
+  const reader = await CaptionReader.start();
+  try {
+    same((await reader.read(await jpeg(await meme({ top: "THIS IS FINE" })))).text, "this is fine");
+    same(
+      (await reader.read(await jpeg(await meme({ top: "ME WHEN", bottom: "THUMBS UP" })))).text,
+      "me when thumbs up",
+    );
+    same(
+      (await reader.read(new Uint8Array(await barCaption("Nobody: my code")))).text,
+      "nobody my code",
+    );
+  } finally {
+    await reader.close();
+  }
+});
+
+Deno.test("CaptionReader.read() returns an empty text for a photo without text", async () => {
+  const reader = await CaptionReader.start();
+  try {
+    for await (const photo of textFreePhotos(6, 3)) {
+      assert.equal((await reader.read(photo.bytes)).text, "", photo.name);
+    }
+  } finally {
+    await reader.close();
+  }
+});
+
+Deno.test("CaptionReader.read() reads a PNG with alpha, frame 0 of a GIF, and an EXIF-rotated JPEG", async () => {
+  const reader = await CaptionReader.start();
+  try {
+    // A caption over a picture that fades out to transparent at the top.
+    const faded = await sharp(await meme({ bottom: "SEE YOU LATER" }))
+      .ensureAlpha()
+      .composite([{
+        input: Buffer.from(
+          `<svg xmlns="http://www.w3.org/2000/svg" width="900" height="700"><linearGradient ` +
+            `id="g" x1="0" y1="0" x2="0" y2="1"><stop offset="0" stop-opacity="0"/><stop ` +
+            `offset="0.5" stop-opacity="1"/></linearGradient><rect width="100%" height="100%" ` +
+            `fill="url(#g)"/></svg>`,
+        ),
+        blend: "dest-in",
+      }]).png().toBuffer();
+    assert.equal((await sharp(faded).metadata()).hasAlpha, true);
+    same((await reader.read(new Uint8Array(faded))).text, "see you later");
+
+    const frames = [await meme({ top: "FIRST FRAME" }), await meme({ top: "SECOND FRAME" })];
+    const gif = await sharp(frames, { join: { animated: true } }).gif().toBuffer();
+    assert.equal((await sharp(gif).metadata()).pages, 2);
+    same((await reader.read(new Uint8Array(gif))).text, "first frame");
+
+    // Stored lying on its side; orientation 6 says "turn 90 degrees clockwise to show".
+    const upright = await meme({ top: "PLOT TWIST", width: 800, height: 600 });
+    const rotated = await sharp(upright).rotate(270).withMetadata({ orientation: 6 }).jpeg()
+      .toBuffer();
+    assert.equal((await sharp(rotated).metadata()).width, 600);
+    same((await reader.read(new Uint8Array(rotated))).text, "plot twist");
+  } finally {
+    await reader.close();
+  }
+});
+
+/** A page of small print: each band takes the engine a second or more, unlike a caption. */
+async function page(): Promise<Uint8Array> {
+  const words = "the quick brown fox jumps over a lazy dog when code works first try".split(" ");
+  const lines = Array.from(
+    { length: 70 },
+    (_, i) =>
+      `<text x="10" y="${20 + i * 21}" font-family="DejaVu Sans" font-size="17">` +
+      Array.from({ length: 14 }, (_, j) => words[(i * 7 + j * 3) % words.length]).join(" ") +
+      "</text>",
+  );
+  const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="1000" height="1500">` +
+    `<rect width="100%" height="100%" fill="white"/>${lines.join("")}</svg>`;
+  return new Uint8Array(await sharp(Buffer.from(svg)).png().toBuffer());
+}
+
+/** Whether process `pid` is gone within a second (killed and reaped). */
+async function gone(pid: number): Promise<boolean> {
+  for (let i = 0; i < 20; i++) {
+    try {
+      await Deno.stat(`/proc/${pid}`);
+    } catch {
+      return true;
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return false;
+}
+
+Deno.test("CaptionReader.read() stops at its time limit with a TimeoutError and reads on afterwards", async () => {
+  const reader = await CaptionReader.start({ timeoutMs: 60_000 });
+  try {
+    const slow = await page();
+    // 600 ms in, the engine is in the middle of a recognition: its process is killed.
+    const [busy] = await reader.pids();
+    const started = performance.now();
+    await assert.rejects(
+      reader.read(slow, undefined, { timeoutMs: 600 }),
+      (err: Error) => err.name === "TimeoutError",
+    );
+    assert.ok(performance.now() - started < 1100, "rejects at the limit");
+    assert.ok(await gone(busy), "the timed-out read's engine still runs");
+    same((await reader.read(await jpeg(await meme({ top: "STILL HERE" })))).text, "still here");
+
+    // A caller's signal stops a read the same way.
+    const controller = new AbortController();
+    const [busy2] = await reader.pids();
+    assert.notEqual(busy2, busy);
+    const reading = reader.read(slow, controller.signal);
+    setTimeout(() => controller.abort(new Error("caller gave up")), 600);
+    await assert.rejects(reading, /caller gave up/);
+    assert.ok(await gone(busy2), "the aborted read's engine still runs");
+    same((await reader.read(await jpeg(await meme({ top: "STILL HERE" })))).text, "still here");
+  } finally {
+    await reader.close();
+  }
+});
+
+/** The threads of process `pid` with their nice value, from /proc. */
+function threadNices(pid: number): { tid: number; name: string; nice: number }[] {
+  return [...Deno.readDirSync(`/proc/${pid}/task`)].map(({ name: tid }) => {
+    const stat = Deno.readTextFileSync(`/proc/${pid}/task/${tid}/stat`);
+    const name = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return { tid: Number(tid), name, nice: Number(fields[16]) };
+  });
+}
+
+Deno.test("CaptionReader runs its engines in processes at nice 19; this process stays at 0", async () => {
+  const reader = await CaptionReader.start({ workers: 2 });
+  try {
+    const pids = await reader.pids();
+    assert.equal(pids.length, 2);
+    for (const pid of pids) {
+      const threads = threadNices(pid);
+      assert.ok(threads.some((t) => t.name.startsWith("worker")), "the engine's thread");
+      assert.deepEqual(threads.filter((t) => t.nice !== 19), [], `process ${pid}`);
+    }
+    assert.equal(threadNices(Deno.pid).find((t) => t.tid === Deno.pid)?.nice, 0);
+  } finally {
+    await reader.close();
+  }
+});
+
+Deno.test("CaptionReader needs no network: it reads in a process denied all net access", async () => {
+  const script = await Deno.makeTempFile({ suffix: ".ts" });
+  try {
+    await Deno.writeTextFile(
+      script,
+      `import { CaptionReader } from ${JSON.stringify(new URL("./mod.ts", import.meta.url).href)};
+       const reader = await CaptionReader.start();
+       const image = await Deno.readFile(Deno.args[0]);
+       console.log((await reader.read(image)).text);
+       await reader.close();`,
+    );
+    const image = await Deno.makeTempFile({ suffix: ".jpg" });
+    await Deno.writeFile(image, await jpeg(await meme({ top: "OFFLINE" })));
+    const config = new URL("../../deno.json", import.meta.url).pathname;
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "--deny-net", "--allow-read", "--allow-env", "--allow-ffi", "--allow-sys"]
+        .concat("--allow-run")
+        .concat(["--config", config, script, image]),
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    await Deno.remove(image);
+    const stderr = new TextDecoder().decode(out.stderr);
+    assert.equal(out.code, 0, stderr);
+    same(new TextDecoder().decode(out.stdout).trim(), "offline");
+  } finally {
+    await Deno.remove(script);
+  }
+});
+
+Deno.test("CaptionReader.read() holds the event loop for no more than a few ms at a time", async () => {
+  const reader = await CaptionReader.start();
+  const images = [];
+  for (let i = 0; i < 10; i++) {
+    images.push(await jpeg(await meme({ top: "LOOP", bottom: `IMAGE ${i}`, seed: 20 + i })));
+  }
+  let last = performance.now(), longest = 0;
+  const timer = setInterval(() => {
+    const now = performance.now();
+    longest = Math.max(longest, now - last);
+    last = now;
+  }, 1);
+  try {
+    for (const image of images) await reader.read(image);
+  } finally {
+    clearInterval(timer);
+    await reader.close();
+  }
+  console.log(`longest event-loop gap over 10 images: ${longest.toFixed(1)} ms`);
+  // Generous: a loaded CI machine deschedules the thread now and then; blocking work would
+  // show as hundreds of ms (one recognition on the main thread takes 50-500 ms).
+  assert.ok(longest < 150, `longest gap ${longest.toFixed(1)} ms`);
+});
