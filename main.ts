@@ -60,8 +60,10 @@ async function main() {
     graceMs: SHUTDOWN_GRACE_MS,
     onStop: async () => {
       stopSweeper();
-      await jobs.stop();
+      // The reader first: a reading in progress ends at once (its job is retried later)
+      // instead of holding the queue's graceful stop.
       await stopReader();
+      await jobs.stop();
       thumbnails.close();
       await resources.close();
     },

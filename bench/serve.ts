@@ -80,8 +80,8 @@ if (loopFile) {
 Deno.addSignalListener("SIGTERM", async () => {
   await Promise.race([server.shutdown(), new Promise((r) => setTimeout(r, 2000))]);
   thumbnails.close();
-  await jobs.stop(1000);
   await stopReader();
+  await jobs.stop(1000);
   await resources.close();
   Deno.exit(0);
 });

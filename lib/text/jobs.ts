@@ -51,18 +51,30 @@ export function lazyReader(
   start: () => Promise<CaptionReading & { close(): Promise<void> }>,
 ): { get: () => Promise<CaptionReading>; close: () => Promise<void> } {
   let started: ReturnType<typeof start> | null = null;
+  let up: (CaptionReading & { close(): Promise<void> }) | null = null;
+  let closed = false;
   return {
     get: () => {
-      started ??= start().catch((err) => {
+      if (closed) return Promise.reject(new Error("The caption reader is closed"));
+      started ??= start().then(async (reader) => {
+        // Closed while it was starting: stop it as soon as it is up.
+        if (closed) await reader.close();
+        else up = reader;
+        return reader;
+      }).catch((err) => {
         started = null;
         throw err;
       });
       return started;
     },
+    // Never waits for a start under way (a first start compiles and loads the model: seconds on
+    // a busy machine; it stops itself once up); a reader that is up is stopped, which ends a
+    // reading in progress (its job is retried later).
     close: async () => {
-      const reader = started;
-      started = null;
-      await (await reader?.catch(() => null))?.close();
+      closed = true;
+      const reader = up;
+      up = null;
+      await reader?.close();
     },
   };
 }

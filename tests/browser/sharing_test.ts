@@ -237,7 +237,17 @@ browserTest(
       await page.getByRole("button", { name: button }).click();
       await page.getByText(label, { exact: false }).waitFor();
       assert.equal(await field.inputValue(), text, button);
-      assert.equal(await selected(), text, `${button}: focused and selected`);
+      // Focused and selected on the next turn, once the field is in the page.
+      await page.waitForFunction(
+        (want) => {
+          const el = document.activeElement as HTMLInputElement | null;
+          return el?.id === "detail-copy-fallback" &&
+            el.value.slice(el.selectionStart!, el.selectionEnd!) === want;
+        },
+        text,
+      ).catch(async (e) => {
+        assert.equal(await selected(), text, `${button}: focused and selected (${e})`);
+      });
       assert.equal(await page.getByText("Copied").count(), 0, "no false confirmation");
     }
     await page.getByRole("button", { name: "Close" }).click();
