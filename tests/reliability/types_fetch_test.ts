@@ -88,8 +88,16 @@ Deno.test("a fresh connection's first query binds its arrays with the fetched ar
   // query's own answer was sometimes handled before it, so an array was sent as plain text
   // ("malformed array literal"): 46 of 300 fresh connections with both cores busy. A statement
   // over 1 KiB is written at once rather than on the next turn, as the listing statements are.
-  const spin = URL.createObjectURL(new Blob(["for (;;) {}"], { type: "text/javascript" }));
+  // Two busy threads, stopped by a shared flag: terminate() does not stop a thread in a busy loop
+  // (denoland/deno#35657), and two left spinning starved the rest of the suite in CI.
+  const stop = new Int32Array(new SharedArrayBuffer(4));
+  const spin = URL.createObjectURL(
+    new Blob(["onmessage = (e) => { while (Atomics.load(e.data, 0) === 0); close(); };"], {
+      type: "text/javascript",
+    }),
+  );
   const spinners = [0, 1].map(() => new Worker(spin, { type: "module" }));
+  for (const w of spinners) w.postMessage(stop);
   const wide = `/* ${"x".repeat(1100)} */`;
   let failures = 0;
   try {
@@ -107,6 +115,7 @@ Deno.test("a fresh connection's first query binds its arrays with the fetched ar
       }
     }
   } finally {
+    Atomics.store(stop, 0, 1);
     spinners.forEach((w) => w.terminate());
     URL.revokeObjectURL(spin);
   }

@@ -59,7 +59,7 @@ export type WorkerResponse = ReadyResponse | DoneResponse | FailedResponse;
 
 /**
  * TEST HOOKS. A worker named with this suffix treats inputs that start with `TEST_CRASH` or
- * `TEST_HANG` as orders to throw uncaught or to busy-loop forever, so tests can drive the pool's
+ * `TEST_HANG` as orders to throw uncaught or to block (60 s, asleep), so tests can drive the pool's
  * crash and timeout paths through its public API. Production workers never get the suffix.
  */
 export const TEST_HOOKS_NAME_SUFFIX = "+test-hooks";
@@ -67,5 +67,5 @@ export const TEST_HOOKS_NAME_SUFFIX = "+test-hooks";
 /** TEST HOOK input prefix: the worker throws an uncaught error (only with test hooks on). */
 export const TEST_CRASH = "TEST_CRASH";
 
-/** TEST HOOK input prefix: the worker busy-loops until terminated (only with test hooks on). */
+/** TEST HOOK input prefix: the worker blocks for 60 s, asleep (only with test hooks on). */
 export const TEST_HANG = "TEST_HANG";

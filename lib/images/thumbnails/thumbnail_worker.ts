@@ -54,7 +54,11 @@ self.onmessage = async (event: MessageEvent<WorkerRequest>) => {
   }
   // TEST HOOKS: let tests crash or hang this worker; inert unless the pool enabled them.
   if (testHooks && startsWith(request.input, TEST_CRASH)) throw new Error("Test hook crash");
-  if (testHooks && startsWith(request.input, TEST_HANG)) { while (true) { /* until terminated */ } }
+  if (testHooks && startsWith(request.input, TEST_HANG)) {
+    // Blocked, as a decoder stuck in libvips would be, but asleep: terminate() does not stop a
+    // thread in a busy loop (denoland/deno#35657), and one left spinning starved the test run.
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 60_000);
+  }
   const buffer = request.input.buffer as ArrayBuffer;
   try {
     const thumb = await makeThumbnail(request.input, request.options);
