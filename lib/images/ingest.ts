@@ -73,12 +73,39 @@ const UPLOAD_GUARD_SECONDS = 3600;
 /** Uploads of the same content in flight in this process, so they share one store-and-insert. */
 const inflight = new Map<string, Promise<unknown>>();
 
+/** Uploads being ingested in this process, and when the last one ended (performance.now()). */
+const activity = { inFlight: 0, lastEnded: -Infinity };
+
+/**
+ * Whether this process is busy with uploads: one is being ingested, or one ended within `quietMs`
+ * (a client sending one after another leaves only short gaps). Background work of lower priority
+ * (caption recognition) waits for a quiet moment.
+ */
+export function ingestingUploads(quietMs: number): boolean {
+  return activity.inFlight > 0 || performance.now() - activity.lastEnded < quietMs;
+}
+
 /** Ingests one uploaded file with its (normalised) tags. */
 export async function ingestImage(
   services: Services,
   bytes: Uint8Array,
   tags: string[],
   options: IngestOptions = {},
+): Promise<IngestResult> {
+  activity.inFlight++;
+  try {
+    return await ingest(services, bytes, tags, options);
+  } finally {
+    activity.inFlight--;
+    activity.lastEnded = performance.now();
+  }
+}
+
+async function ingest(
+  services: Services,
+  bytes: Uint8Array,
+  tags: string[],
+  options: IngestOptions,
 ): Promise<IngestResult> {
   const sniffed = sniffImage(bytes);
   if (!sniffed) {

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { lazyReader } from "./jobs.ts";
+import { lazyReader, recogniseImage } from "./jobs.ts";
 
 /** A stand-in reader that counts its closes. */
 function fakeReader() {
@@ -41,4 +41,33 @@ Deno.test("lazyReader() tries a failed start again on the next get", async () =>
   await assert.rejects(lazy.get(), /no engine/);
   await lazy.get();
   assert.equal(calls, 2);
+});
+
+Deno.test("recogniseImage() waits for uploads and thumbnails to go quiet before reading", async () => {
+  const events: string[] = [];
+  let busyUntil = performance.now() + 300;
+  const deps = {
+    // Only what recogniseImage() touches: the store's get, the reader, the log, the SQL write.
+    store: {
+      get: () => {
+        events.push("read from storage");
+        return Promise.resolve({ body: new Response("bytes").body! });
+      },
+    },
+    reader: () =>
+      Promise.resolve({
+        read: () => (events.push("recognised"), Promise.resolve({ text: "" })),
+      }),
+    busy: () => {
+      const busy = performance.now() < busyUntil;
+      if (busy && events.at(-1) !== "waited") events.push("waited");
+      return busy;
+    },
+    log: { debug: () => {} },
+    sql: null,
+  } as unknown as Parameters<typeof recogniseImage>[0];
+  // The SQL write fails on the stand-in: what matters is what happened before it.
+  await recogniseImage(deps, "AbCdEfGh").catch(() => {});
+  assert.deepEqual(events, ["waited", "read from storage", "recognised"]);
+  busyUntil = 0;
 });
