@@ -139,6 +139,27 @@ export async function benchMain(
   Deno.exit(0);
 }
 
+/**
+ * The rows of a benchmark made of named parts (`--name` runs that one only); a part that fails
+ * is reported in the notes and the others still run.
+ */
+export async function runParts(
+  notes: string[],
+  parts: Record<string, (notes: string[]) => Promise<Row[]>>,
+): Promise<Row[]> {
+  const only = Deno.args.find((a) => a.startsWith("--") && a.slice(2) in parts)?.slice(2);
+  const rows: Row[] = [];
+  for (const [name, part] of Object.entries(parts)) {
+    if (only && only !== name) continue;
+    try {
+      rows.push(...await part(notes));
+    } catch (e) {
+      notes.push(`FAILED (--${name}): ${(e as Error)?.stack ?? e}`);
+    }
+  }
+  return rows;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Statistics and load
 

@@ -21,6 +21,7 @@ import {
   probeWhile,
   random,
   type Row,
+  runParts,
   signIn,
   startS3Process,
   startService,
@@ -145,19 +146,11 @@ async function textOf(base: string, id: string, waitMs: number): Promise<string 
 }
 
 if (import.meta.main) {
-  await benchMain("B10", "text search and caption recognition", async (notes) => {
-    const only = Deno.args.find((a) => a === "--search" || a === "--ocr");
-    const rows: Row[] = [];
-    for (const [name, part] of [["--search", search], ["--ocr", recognition]] as const) {
-      if (only && only !== name) continue;
-      try {
-        rows.push(...await part(notes));
-      } catch (e) {
-        notes.push(`FAILED (${name}): ${(e as Error)?.stack ?? e}`);
-      }
-    }
-    return rows;
-  });
+  await benchMain(
+    "B10",
+    "text search and caption recognition",
+    (notes) => runParts(notes, { search, ocr: recognition }),
+  );
 }
 
 /** The searches at a million captioned images. */

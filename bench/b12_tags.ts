@@ -17,6 +17,7 @@ import {
   percentile,
   perS,
   type Row,
+  runParts,
   signIn,
   startService,
   x,
@@ -195,17 +196,9 @@ async function apply(notes: string[]): Promise<Row[]> {
 }
 
 if (import.meta.main) {
-  await benchMain("B12", "tags: exclusion, autocomplete, implications", async (notes) => {
-    const only = Deno.args.find((a) => a === "--reads" || a === "--apply");
-    const rows: Row[] = [];
-    for (const [name, part] of [["--reads", reads], ["--apply", apply]] as const) {
-      if (only && only !== name) continue;
-      try {
-        rows.push(...await part(notes));
-      } catch (e) {
-        notes.push(`FAILED (${name}): ${(e as Error)?.stack ?? e}`);
-      }
-    }
-    return rows;
-  });
+  await benchMain(
+    "B12",
+    "tags: exclusion, autocomplete, implications",
+    (notes) => runParts(notes, { reads, apply }),
+  );
 }

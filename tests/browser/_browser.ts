@@ -1,4 +1,5 @@
 /** Browser-test helpers: Chromium through playwright-core, and a loopback server. */
+import assert from "node:assert/strict";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { browserChoice } from "../_harness/browser.ts";
 
@@ -66,4 +67,36 @@ export function serve(handler: Handler): TestServer {
     url: `http://127.0.0.1:${server.addr.port}`,
     close: () => server.shutdown(),
   };
+}
+
+/**
+ * Registers a browser test: a fresh context of `browser()` (signed in with `token` when given,
+ * the way the login page stores it), a page with WAIT_MS for every wait, and no console errors
+ * allowed at the end.
+ */
+export function browserTest(
+  name: string,
+  browser: () => Browser,
+  token: string | null,
+  fn: (page: Page) => Promise<void>,
+  viewport = { width: 1280, height: 900 },
+) {
+  Deno.test({ name, sanitizeOps: false, sanitizeResources: false }, async () => {
+    const context = await browser().newContext({ viewport });
+    try {
+      if (token) {
+        await context.addInitScript((t) => {
+          localStorage.setItem("imageboard.token", t);
+          localStorage.setItem("imageboard.token_expires_at", String(Date.now() + 3_600_000));
+        }, token);
+      }
+      const page = await context.newPage();
+      page.setDefaultTimeout(WAIT_MS);
+      const errors = collectErrors(page);
+      await fn(page);
+      assert.deepEqual(errors, [], "console errors");
+    } finally {
+      await context.close();
+    }
+  });
 }

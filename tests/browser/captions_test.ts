@@ -10,7 +10,7 @@ import type { Page } from "playwright-core";
 import { setImageText } from "../../db/captions.ts";
 import { startService } from "../_harness/app.ts";
 import { authHeader, randomTag, upload } from "../_harness/images.ts";
-import { collectErrors, launchBrowser, serve, WAIT_MS } from "./_browser.ts";
+import { browserTest as registerBrowserTest, launchBrowser, serve } from "./_browser.ts";
 
 const ROOT = new URL("../../", import.meta.url);
 try {
@@ -71,26 +71,9 @@ async function seed(words: string, tags: string[], text: string | null): Promise
   return short_id;
 }
 
-function browserTest(name: string, signedIn: boolean, fn: (page: Page) => Promise<void>) {
-  Deno.test({ name, sanitizeOps: false, sanitizeResources: false }, async () => {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    try {
-      if (signedIn) {
-        await context.addInitScript((token) => {
-          localStorage.setItem("imageboard.token", token);
-          localStorage.setItem("imageboard.token_expires_at", String(Date.now() + 3_600_000));
-        }, TOKEN);
-      }
-      const page = await context.newPage();
-      page.setDefaultTimeout(WAIT_MS);
-      const errors = collectErrors(page);
-      await fn(page);
-      assert.deepEqual(errors, [], "console errors");
-    } finally {
-      await context.close();
-    }
-  });
-}
+/** A browser test on this file's service, signed in or not. */
+const browserTest = (name: string, signedIn: boolean, fn: (page: Page) => Promise<void>) =>
+  registerBrowserTest(name, () => browser, signedIn ? TOKEN : null, fn);
 
 const ready = (page: Page) => page.waitForFunction(() => document.readyState === "complete");
 
