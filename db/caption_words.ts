@@ -34,16 +34,12 @@ export function linkWordStatements(
   ];
 }
 
-/**
- * Replaces the words of the image that `links` selects in image_words (and `image` in images,
- * as `i`) with those of `text`, inside the caller's transaction.
- */
+/** Replaces the words of the image with this ID by those of `text`, inside the caller's transaction. */
 export async function replaceWords(
   tx: postgres.TransactionSql,
-  links: Fragment,
-  image: Fragment,
+  imageId: string,
   text: string,
 ): Promise<void> {
-  await tx`delete from image_words where ${links}`;
-  for (const statement of linkWordStatements(tx, image, text)) await statement;
+  await tx`delete from image_words where image_id = ${imageId}`;
+  for (const statement of linkWordStatements(tx, tx`i.id = ${imageId}`, text)) await statement;
 }

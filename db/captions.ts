@@ -29,7 +29,7 @@ export async function setImageText(
       where short_id = ${shortId} and (${source} = 'manual' or text_source is distinct from 'manual')
       returning id`;
     if (!row) return false;
-    await replaceWords(tx, tx`image_id = ${row.id}`, tx`i.id = ${row.id}`, text);
+    await replaceWords(tx, row.id, text);
     return true;
   });
 }
@@ -44,7 +44,7 @@ export async function clearImageText(sql: Sql, shortId: string): Promise<boolean
       update images set text = null, text_source = null where short_id = ${shortId}
       returning id`;
     if (!row) return false;
-    await replaceWords(tx, tx`image_id = ${row.id}`, tx`i.id = ${row.id}`, "");
+    await replaceWords(tx, row.id, "");
     return true;
   });
 }

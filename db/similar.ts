@@ -240,7 +240,7 @@ export function mergeImageInto(
         and coalesce(t.text, '') = '' and coalesce(s.text, '') <> ''
       returning t.text`;
     if (moved) {
-      await replaceWords(tx, tx`image_id = ${target.id}`, tx`i.id = ${target.id}`, moved.text);
+      await replaceWords(tx, target.id, moved.text);
     }
     const [row] = await tx<ImageRow[]>`
       delete from images i where i.id = ${source.id} returning ${COLUMNS(tx)}`;
