@@ -98,7 +98,7 @@ const NO_CURSOR = "9223372036854775807";
  * a client chooses changes their text. postgres.js prepares each distinct text on each connection
  * and PostgreSQL keeps it for the connection's life; when the page size was written into the text
  * and each tag count had its own statement, 1,000 anonymous listings of distinct shapes grew the
- * backends by 135 MB (bench/_statement_memory.ts; now 13 MB, mostly catalog caches).
+ * backends by 135 MB (bench/_statement_memory.ts; now 13-18 MB, mostly catalog caches).
  *
  * Each statement keeps its generic plan, so PostgreSQL does not plan every request afresh
  * (0.3-0.7 ms of its CPU per listing at a million images, bench B5; tests/db_listing_test.ts).
