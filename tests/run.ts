@@ -4,7 +4,7 @@
  * database, then runs `deno test` with TEST_DATABASE_URL pointing at it, and at the end drops
  * whatever databases of the run are left (test files clean up after themselves, but a file that
  * crashed or was killed cannot). It says once which Chromium the browser tests drive, or why they
- * are skipped (no browser found) or fail (none found in CI).
+ * are skipped (no browser found) or fail (none found in CI). It builds the client bundle first when there is none.
  * Extra arguments are passed to `deno test` (for example a single file).
  */
 import { browserChoice } from "./_harness/browser.ts";
@@ -15,6 +15,17 @@ const refusal = checkDatabaseUrl(givenDatabaseUrl());
 if (refusal) {
   console.error(refusal);
   Deno.exit(2);
+}
+
+// The client bundle the pages and browser tests load: on a fresh clone nothing has built it yet
+// (`deno task start` builds it when it starts, and the tests may come first). An existing one is
+// left alone, as `deno task start` leaves it: a service running from this checkout serves it.
+try {
+  await Deno.stat(new URL("../_build/manifest.json", import.meta.url));
+} catch {
+  const { buildAssets } = await import("../lib/islands/build.ts");
+  await buildAssets({ writeGen: false });
+  console.log("tests: client assets built");
 }
 
 const server = await resolveTestDatabase();
