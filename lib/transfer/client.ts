@@ -169,11 +169,19 @@ export class BoardClient {
       if (res?.ok) {
         if (!res.body) return res;
         // Each piece of the body has the same deadline: a stalled download fails, a slow one runs.
+        // The stream itself is failed: aborting the fetch alone, once its answer is in, sometimes
+        // left the body waiting for the server (the test saw a 1 s deadline wait out a 10 s stall).
         const timeoutMs = this.retry.timeoutMs;
-        const stalled = () => abort.abort(new Error(`the body stalled for ${timeoutMs} ms`));
+        let control: TransformStreamDefaultController<Uint8Array> | undefined;
+        const stalled = () => {
+          const err = new Error(`the body stalled for ${timeoutMs} ms`);
+          control?.error(err);
+          abort.abort(err);
+        };
         timer = setTimeout(stalled, timeoutMs);
         const body = res.body.pipeThrough(
           new TransformStream<Uint8Array, Uint8Array>({
+            start: (c) => void (control = c),
             transform(chunk, controller) {
               clearTimeout(timer);
               timer = setTimeout(stalled, timeoutMs);
