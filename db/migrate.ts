@@ -25,6 +25,7 @@ const SQL_FILES = [
   "007_tag_rules.sql",
   "008_similar.sql",
   "009_captions.sql",
+  "010_image_tag_ids.sql",
 ];
 
 /** Arbitrary but fixed key of the advisory lock that serialises migrators. */

@@ -97,6 +97,38 @@ Deno.test("migrate() from revision 002 backfills short IDs and copies objects to
   }
 });
 
+Deno.test("migrate() from revision 009 copies each image's tag IDs onto its row", async () => {
+  const db = await freshDatabase();
+  try {
+    await migrate(db.sql, s3.store, { target: "009_captions" });
+    await db.sql.unsafe(`
+      insert into images (short_id, hash, content_type, size_bytes, width, height)
+        select 'img' || lpad(i::text, 5, '0'), 'h' || i, 'image/png', 10, 1, 1
+        from generate_series(1, 5) i;
+      insert into tags (name) select 'tag' || i from generate_series(1, 4) i;
+      insert into image_tags (image_id, tag_id, image_seq)
+        select i.id, t.id, i.seq from images i join tags t on (i.seq + t.id) % 2 = 0`);
+    await migrate(db.sql, s3.store);
+    const rows = await db.sql<{ stored: string[]; links: string[] }[]>`
+      select array(select unnest(i.tag_ids)::text order by 1) as stored,
+             array(select tag_id::text from image_tags where image_id = i.id order by 1) as links
+      from images i`;
+    assert.equal(rows.length, 5);
+    for (const r of rows) assert.deepEqual(r.stored, r.links);
+    assert.ok(rows.every((r) => r.links.length === 2));
+    // From then on the triggers keep it: one more link, then one fewer.
+    await db.sql`insert into image_tags (image_id, tag_id, image_seq)
+      select i.id, t.id, i.seq from images i, tags t where i.short_id = 'img00001' and t.name = 'tag2'`;
+    await db.sql`delete from image_tags where tag_id = (select id from tags where name = 'tag3')`;
+    const [one] = await db.sql<{ names: string[] }[]>`
+      select array(select name from tags where id = any(i.tag_ids) order by name) as names
+      from images i where short_id = 'img00001'`;
+    assert.deepEqual(one.names, ["tag1", "tag2"]);
+  } finally {
+    await db.drop();
+  }
+});
+
 Deno.test("a backfill that dies half-way is completed by the next run", async () => {
   const db = await freshDatabase();
   try {

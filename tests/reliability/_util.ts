@@ -114,13 +114,22 @@ export async function assertBucketMatchesTables(svc: Pick<TestService, "db" | "s
   assert.deepEqual(orphans, [], `objects without a row (pending: ${pending.join(" ")})`);
 }
 
-/** Tags whose stored image_count differs from COUNT(*) over image_tags. */
+/**
+ * What the triggers keep that differs from image_tags: tags whose stored image_count is not
+ * COUNT(*) over their links, and images whose tag IDs (migration 010) are not their links.
+ */
 export async function tagCountDrift(svc: TestService) {
   return [
     ...await svc.db.sql`
     select t.name, t.image_count,
       (select count(*)::int from image_tags it where it.tag_id = t.id) as actual
     from tags t where t.image_count <> (select count(*) from image_tags it where it.tag_id = t.id)`,
+    ...await svc.db.sql`
+    select i.short_id, i.tag_ids::text as stored, l.ids::text as actual
+    from images i
+    cross join lateral (select array(select tag_id from image_tags where image_id = i.id
+                                     order by tag_id) as ids) l
+    where array(select unnest(i.tag_ids) order by 1) <> l.ids`,
   ];
 }
 
