@@ -181,6 +181,9 @@ Deno.test("exclusion: happy,-sarcastic; exclusions alone; several; the 50 cap co
   const rest = newest.filter((id) => ![a, b, c].some((x) => x.short_id === id));
   assert.deepEqual(without.slice(0, rest.length), rest);
   assert.deepEqual(await ids(`tags=-no_such_tag_at_all&limit=200`), newest);
+  // A tag both required and excluded matches nothing.
+  assert.deepEqual(await ids(`tags=${happy},-${happy}`), []);
+  assert.deepEqual(await ids(`tags=${happy},-${happy}&q=anything`), []);
   // An alias in an exclusion means its target.
   const alias = randomTag("alias");
   await ok(call("PUT", `/tag-aliases/${alias}`, { target: sarcastic }), 201);
