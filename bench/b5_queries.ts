@@ -39,10 +39,15 @@ import {
   x,
   zipf,
 } from "./_lib.ts";
-import { IMAGES, SEED_DB, TAGS } from "./seed.ts";
+import { IMAGES, imagesArg, seed, seedDb, TAGS } from "./seed.ts";
 import { captionWord, seedCaptions, WORDS } from "./seed_captions.ts";
 
 const SMOKE = Deno.args.includes("--smoke");
+/** `--images N`: the kept database of N images (bench/seed.ts); a million by default. */
+const N = imagesArg();
+const SEED_DB = seedDb(N);
+/** Captions are seeded on the million-image database only (bench/seed_captions.ts). */
+const CAPTIONS = N === IMAGES;
 
 /** How much of everything: the real run, or `--smoke`'s tiny counts. */
 const COUNTS = SMOKE
@@ -65,7 +70,7 @@ const COUNTS = SMOKE
     writes: 30,
   };
 
-const PLANS_DIR = SMOKE
+const PLANS_DIR = SMOKE || N !== IMAGES
   ? new URL(`file://${await Deno.makeTempDir({ prefix: "b5-plans-" })}/`)
   : new URL("./plans/", import.meta.url);
 
@@ -91,7 +96,7 @@ function twoTags(r: () => number): [number, number] {
   }
 }
 
-const SHAPES: Shape[] = [
+const ALL_SHAPES: Shape[] = [
   { name: "newest", form: "/api/v1/images", draw: () => "/api/v1/images" },
   {
     name: "one tag",
@@ -114,7 +119,7 @@ const SHAPES: Shape[] = [
   {
     name: "deep cursor",
     form: "/api/v1/images?cursor={after seq 1..1M}",
-    draw: (r) => `/api/v1/images?cursor=${encodeCursor(String(1 + Math.floor(r() * IMAGES)))}`,
+    draw: (r) => `/api/v1/images?cursor=${encodeCursor(String(1 + Math.floor(r() * N)))}`,
   },
   {
     name: "tag search",
@@ -133,6 +138,7 @@ const SHAPES: Shape[] = [
     draw: (r) => `/api/v1/images?q=${captionWord(zipf(r(), WORDS))}`,
   },
 ];
+const SHAPES = ALL_SHAPES.filter((s) => CAPTIONS || s.name !== "caption word");
 
 interface Case {
   name: string;
@@ -403,7 +409,7 @@ async function writeRows(svc: ServiceProcess, sql: postgres.Sql, notes: string[]
   const auth = await signIn(svc.base);
   const sample = (await sql<{ short_id: string }[]>`
     select short_id from images tablesample system (0.1) repeatable (23)
-    where seq <= ${IMAGES} limit 200`).map((r) => r.short_id);
+    where seq <= ${N} limit 200`).map((r) => r.short_id);
   const n = COUNTS.writes;
   const alone = await writes(svc, auth, sql, sample, n, 100);
   // The listings: every request one of the shapes, at random, each drawn as above.
@@ -456,9 +462,12 @@ async function writeRows(svc: ServiceProcess, sql: postgres.Sql, notes: string[]
 }
 
 if (import.meta.main) {
-  await benchMain("B5", "read queries on 1,000,000 images, concurrency 8", async (notes) => {
+  const title = `read queries on ${N.toLocaleString("en-US")} images, concurrency 8`;
+  await benchMain("B5", title, async (notes) => {
     if (SMOKE) notes.push("SMOKE RUN (--smoke): tiny counts, the figures mean nothing");
-    const seeded = await seedCaptions(); // seeds bench_1m first if needed
+    // seedCaptions() seeds bench_1m first if needed
+    const seeded = CAPTIONS ? await seedCaptions() : await seed(false, N);
+    if (!CAPTIONS) notes.push(`no caption-word shape: ${SEED_DB} has no captions`);
     notes.push(
       seeded.seeded
         ? `seeded ${SEED_DB}'s captions now (${seeded.seconds.toFixed(0)} s)`
@@ -491,7 +500,7 @@ if (import.meta.main) {
           TAGS + 1
         })), probability ~1/r; two distinct tags drawn that way; a tag and an excluded tag ` +
         `(t{a},-t{b}) drawn that way; the newest listing after a cursor at a seq uniform in ` +
-        `1..${IMAGES}; /api/v1/tags?q= with 1 or 2 uniform digits; the library page /?tags=t{r} ` +
+        `1..${N}; /api/v1/tags?q= with 1 or 2 uniform digits; the library page /?tags=t{r} ` +
         `(HTML) with one tag drawn as above; caption search ?q= with one word of rank 1..${WORDS} ` +
         `drawn the same way (bench/seed_captions.ts, as B10 draws them)`,
       "similarity (/api/v1/images/{id}/similar) is not in the mix: bench_1m has no perceptual " +
@@ -553,8 +562,8 @@ if (import.meta.main) {
       await Deno.writeTextFile(new URL(`${c.name}.txt`, PLANS_DIR), await explain(url, c));
     }
     notes.push(
-      SMOKE
-        ? `plans: written to ${PLANS_DIR.pathname} (--smoke leaves bench/plans/ alone)`
+      SMOKE || N !== IMAGES
+        ? `plans: written to ${PLANS_DIR.pathname} (--smoke and --images leave bench/plans/ alone)`
         : "plans: bench/plans/*.txt (EXPLAIN ANALYZE of a custom and of the generic plan of " +
           "each repeated-URL case; the service's listing statements keep the generic one after " +
           "5 runs, tests/db_listing_test.ts)",

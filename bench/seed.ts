@@ -17,23 +17,33 @@ import { migrate } from "../db/migrate.ts";
 import { FsStore } from "../lib/storage/fs.ts";
 import { databaseUrl, withAdmin } from "./_lib.ts";
 
-/** The name of the kept database. */
-export const SEED_DB = "bench_1m";
 export const IMAGES = 1_000_000;
+
+/** The kept database of `images` images: bench_1m, bench_10m (`--images 10000000`), … */
+export function seedDb(images: number): string {
+  return images % 1_000_000 === 0 ? `bench_${images / 1_000_000}m` : `bench_${images}`;
+}
+
+/** The name of the kept database of the benchmarks (a million images). */
+export const SEED_DB = seedDb(IMAGES);
 export const TAGS = 10_000;
 export const DRAWS_PER_IMAGE = 3;
 
 /** The tag name of popularity rank `r` (1 = most popular). */
 export const tagName = (r: number) => `t${r}`;
 
-/** Seeds `bench_1m` unless it is already complete; returns what it did. */
-export async function seed(force = false): Promise<{ seeded: boolean; seconds: number }> {
+/** Seeds `seedDb(images)` unless it is already complete; returns what it did. */
+export async function seed(
+  force = false,
+  images = IMAGES,
+): Promise<{ seeded: boolean; seconds: number }> {
+  const db = seedDb(images);
   const started = performance.now();
   const exists = await withAdmin(async (sql) =>
-    (await sql`select 1 from pg_database where datname = ${SEED_DB}`).length > 0
+    (await sql`select 1 from pg_database where datname = ${db}`).length > 0
   );
   if (exists && !force) {
-    const sql = postgres(databaseUrl(SEED_DB), { max: 1, onnotice: () => {} });
+    const sql = postgres(databaseUrl(db), { max: 1, onnotice: () => {} });
     try {
       const [row] = await sql`select to_regclass('bench_seed_done') is not null as done`;
       if (row.done) return { seeded: false, seconds: (performance.now() - started) / 1000 };
@@ -42,11 +52,11 @@ export async function seed(force = false): Promise<{ seeded: boolean; seconds: n
     }
   }
   await withAdmin(async (sql) => {
-    await sql.unsafe(`drop database if exists ${SEED_DB} with (force)`);
-    await sql.unsafe(`create database ${SEED_DB}`);
+    await sql.unsafe(`drop database if exists ${db} with (force)`);
+    await sql.unsafe(`create database ${db}`);
   });
   // Two connections: migrate() holds one for its advisory lock.
-  const sql = postgres(databaseUrl(SEED_DB), { max: 2, onnotice: () => {} });
+  const sql = postgres(databaseUrl(db), { max: 2, onnotice: () => {} });
   let conn: postgres.ReservedSql | undefined;
   const step = async (label: string, text: string) => {
     const t0 = performance.now();
@@ -69,13 +79,13 @@ export async function seed(force = false): Promise<{ seeded: boolean; seconds: n
     // 62^8 = 218340105584896 = 2^8 * 31^8; 100000000003 is odd and not a multiple of 31, so
     // i -> i * 100000000003 mod 62^8 is a bijection: the short IDs are unique and look random.
     await step(
-      `${IMAGES} images`,
+      `${images} images`,
       `insert into images (short_id, hash, content_type, size_bytes, width, height,
                            created_at, thumbnail_key)
        select pg_temp.b62((i::bigint * 100000000003) % 218340105584896), md5(i::text) || md5('h' || i),
               'image/jpeg', 100000 + (i % 900000), 400 + (i % 1600), 300 + (i % 1200),
-              now() - make_interval(secs => ${IMAGES} - i), null
-       from generate_series(1, ${IMAGES}) i order by i`,
+              now() - make_interval(secs => ${images} - i), null
+       from generate_series(1, ${images}) i order by i`,
     );
     await step(
       `${TAGS} tags`,
@@ -106,6 +116,13 @@ export async function seed(force = false): Promise<{ seeded: boolean; seconds: n
        from (select tag_id, count(*)::int as n from image_tags group by tag_id) c
        where c.tag_id = t.id`,
     );
+    await step(
+      "each image's tag IDs (one UPDATE from a GROUP BY)",
+      `update images i set tag_ids = l.ids
+       from (select image_id, array_agg(tag_id order by tag_id) as ids
+             from image_tags group by image_id) l
+       where i.id = l.image_id`,
+    );
     for (const table of ["images", "tags", "image_tags"]) {
       await step(`vacuum analyze ${table}`, `vacuum analyze ${table}`);
     }
@@ -121,9 +138,26 @@ export async function seed(force = false): Promise<{ seeded: boolean; seconds: n
   return { seeded: true, seconds: (performance.now() - started) / 1000 };
 }
 
+/** `--images N` of the command line, or a million. */
+export function imagesArg(): number {
+  const i = Deno.args.indexOf("--images");
+  const n = i >= 0 ? Number(Deno.args[i + 1]) : IMAGES;
+  if (!Number.isSafeInteger(n) || n < 1) {
+    throw new Error(`--images: not a count: ${Deno.args[i + 1]}`);
+  }
+  return n;
+}
+
 if (import.meta.main) {
-  const { seeded, seconds } = await seed(Deno.args.includes("--force"));
+  const images = imagesArg();
+  const db = seedDb(images);
+  const { seeded, seconds } = await seed(Deno.args.includes("--force"), images);
+  const size = await withAdmin(async (sql) =>
+    (await sql`select pg_size_pretty(pg_database_size(${db})) as size`)[0].size
+  );
   console.log(
-    seeded ? `seeded ${SEED_DB} in ${seconds.toFixed(1)} s` : `${SEED_DB} already seeded; skipped`,
+    seeded
+      ? `seeded ${db} in ${seconds.toFixed(1)} s; database size ${size}`
+      : `${db} already seeded (${size}); skipped`,
   );
 }
