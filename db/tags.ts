@@ -129,7 +129,7 @@ const SORTED_PREFIX_MATCHES = 200;
  * - aliases are matched first and joined to their targets: a plan that walked the tags by count
  *   and probed each for an alias read all 10,000 tags when none matched (3-13 ms, bench B12);
  * - other substring matches are looked for only when the prefix matches leave room, so a common
- *   prefix never scans for substrings.
+ *   prefix never scans for substrings; from three characters on through the trigram index.
  */
 export async function suggestTags(
   sql: Sql,
@@ -140,6 +140,15 @@ export async function suggestTags(
   const sorted = sql.unsafe(String(SORTED_PREFIX_MATCHES));
   const manyPrefixed = sql`(select count(*) from (
     select from tags where ${starts("name")} limit ${sorted}) f) >= ${sorted}`;
+  // Other names containing the text: from three characters on, those the trigram index finds,
+  // then sorted (walking by count and testing each name took 8 ms when few or none matched);
+  // below that the index cannot narrow them, and a walk in count order stops at the limit.
+  const inside = sql`not starts_with(name, ${text}) and image_count > 0`;
+  const containing = [...text].length >= 3
+    ? sql`select name, image_count from (
+        select name, image_count from tags
+        where name like ${"%" + escapeLike(text) + "%"} and ${inside} offset 0) c`
+    : sql`select name, image_count from tags where strpos(name, ${text}) > 0 and ${inside}`;
   const [, rows] = await sql.begin((tx) => [
     tx`set local plan_cache_mode = force_generic_plan`,
     tx<(TagSuggestion & { rank: number })[]>`
@@ -158,9 +167,7 @@ export async function suggestTags(
       from tag_aliases a join tags t on t.id = a.target_id
       where ${substring(sql, "alias", text)} and t.image_count > 0),
     contained as materialized (
-      select name, image_count from tags
-      where ${substring(sql, "name", text)} and not starts_with(name, ${text}) and image_count > 0
-      order by image_count desc, name
+      ${containing} order by image_count desc, name
       limit greatest(0, ${limit} - (select count(*) from (
         select name from prefixed union select name from aliased where starts) s)))
     select name, image_count, null as alias, 0 as rank from prefixed
