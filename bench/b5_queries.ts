@@ -13,6 +13,12 @@
  *
  * `--smoke`: everything with tiny counts (and the plans in a temporary folder), to check the
  * script end to end; its figures mean nothing.
+ *
+ * `--images N` (`deno task bench:b5 --images 10000000`): the same on the kept database of N
+ * images instead (bench/seed.ts, bench_10m; seeded first if needed), cursors drawn up to N. Such
+ * a run is not part of `deno task bench`, so it records itself: its section `## B5-10M …` in
+ * bench/RESULTS.md (see recordAlone()). The caption-word shape needs that database's captions
+ * (`deno run -A bench/seed_captions.ts --images N`) and is left out without them.
  */
 import postgres from "postgres";
 import { listImages } from "../db/images.ts";
@@ -21,15 +27,18 @@ import { encodeCursor } from "../lib/read_model.ts";
 import type { ListTagsQuery } from "../lib/types.ts";
 import {
   benchMain,
+  type BenchResult,
   cpuMs,
   databaseUrl,
   load,
   type LoadResult,
+  markdownRows,
   ms,
   percentile,
   photoJpeg,
   random,
   randomHex,
+  ROOT,
   type Row,
   type ServiceProcess,
   signIn,
@@ -39,15 +48,18 @@ import {
   x,
   zipf,
 } from "./_lib.ts";
-import { IMAGES, imagesArg, seed, seedDb, TAGS } from "./seed.ts";
+import { IMAGES, imagesArg, scaleName, seed, seedDb, TAGS } from "./seed.ts";
 import { captionWord, seedCaptions, WORDS } from "./seed_captions.ts";
 
 const SMOKE = Deno.args.includes("--smoke");
 /** `--images N`: the kept database of N images (bench/seed.ts); a million by default. */
 const N = imagesArg();
 const SEED_DB = seedDb(N);
-/** Captions are seeded on the million-image database only (bench/seed_captions.ts). */
-const CAPTIONS = N === IMAGES;
+/** N for people: 1M, 10M, 20K. */
+const SCALE = scaleName(N).toUpperCase();
+/** The result's id: B5 at a million images (`deno task bench`), else B5-10M, B5-20K, … */
+const ID = N === IMAGES ? "B5" : `B5-${SCALE}`;
+const TITLE = `read queries on ${N.toLocaleString("en-US")} images, concurrency 8`;
 
 /** How much of everything: the real run, or `--smoke`'s tiny counts. */
 const COUNTS = SMOKE
@@ -96,7 +108,7 @@ function twoTags(r: () => number): [number, number] {
   }
 }
 
-const ALL_SHAPES: Shape[] = [
+const SHAPES: Shape[] = [
   { name: "newest", form: "/api/v1/images", draw: () => "/api/v1/images" },
   {
     name: "one tag",
@@ -118,7 +130,7 @@ const ALL_SHAPES: Shape[] = [
   },
   {
     name: "deep cursor",
-    form: "/api/v1/images?cursor={after seq 1..1M}",
+    form: `/api/v1/images?cursor={after seq 1..${SCALE}}`,
     draw: (r) => `/api/v1/images?cursor=${encodeCursor(String(1 + Math.floor(r() * N)))}`,
   },
   {
@@ -138,7 +150,6 @@ const ALL_SHAPES: Shape[] = [
     draw: (r) => `/api/v1/images?q=${captionWord(zipf(r(), WORDS))}`,
   },
 ];
-const SHAPES = ALL_SHAPES.filter((s) => CAPTIONS || s.name !== "caption word");
 
 interface Case {
   name: string;
@@ -260,10 +271,17 @@ function drawn(shape: Shape, seed: number): (i: number) => string {
   return () => shape.draw(r);
 }
 
-/** The mixed shapes on `svc`, one row each. */
-async function mixRows(svc: ServiceProcess, mode: string, target: boolean): Promise<Row[]> {
+/** The mixed `shapes` on `svc`, one row each. */
+async function mixRows(
+  svc: ServiceProcess,
+  shapes: Shape[],
+  mode: string,
+  target: boolean,
+): Promise<Row[]> {
   const rows: Row[] = [];
-  for (const [k, shape] of SHAPES.entries()) {
+  for (const shape of shapes) {
+    // Seeded by the shape's place in SHAPES: the same URLs whichever shapes are left out.
+    const k = SHAPES.indexOf(shape);
     const { r, one, cpu } = await measure(svc, {
       main: drawn(shape, 1000 + k),
       warm: drawn(shape, 2000 + k),
@@ -405,16 +423,24 @@ async function tagsOf(sql: postgres.Sql, shortId: string): Promise<string[]> {
 }
 
 /** Rows of the writes alone and during a mixed cache-off listing load at concurrency 4. */
-async function writeRows(svc: ServiceProcess, sql: postgres.Sql, notes: string[]): Promise<Row[]> {
+async function writeRows(
+  svc: ServiceProcess,
+  sql: postgres.Sql,
+  shapes: Shape[],
+  notes: string[],
+): Promise<Row[]> {
   const auth = await signIn(svc.base);
+  // 0.1% of the pages, more below a million images: 0.1% of 20,000 images' pages can be none.
+  const percent = Math.min(100, 0.1 * Math.max(1, IMAGES / N));
   const sample = (await sql<{ short_id: string }[]>`
-    select short_id from images tablesample system (0.1) repeatable (23)
+    select short_id from images tablesample system (${percent}) repeatable (23)
     where seq <= ${N} limit 200`).map((r) => r.short_id);
+  if (sample.length === 0) throw new Error(`no seeded image in the tablesample of ${SEED_DB}`);
   const n = COUNTS.writes;
   const alone = await writes(svc, auth, sql, sample, n, 100);
   // The listings: every request one of the shapes, at random, each drawn as above.
   const r = random(4);
-  const listingPath = () => SHAPES[Math.floor(r() * SHAPES.length)].draw(r);
+  const listingPath = () => shapes[Math.floor(r() * shapes.length)].draw(r);
   const writing = (async () => {
     await new Promise((ok) => setTimeout(ok, 500)); // the listing load under way first
     return await writes(svc, auth, sql, sample, n, 200);
@@ -428,7 +454,8 @@ async function writeRows(svc: ServiceProcess, sql: postgres.Sql, notes: string[]
   ]);
   const p = (v: number[]) => `p50 ${ms(percentile(v, 50))} / p99 ${ms(percentile(v, 99))}`;
   const op = (label: string, key: keyof WriteTimes): Row => ({
-    metric: `${label} on 1M images, ${n} one at a time, p50/p99, during mixed listings vs alone`,
+    metric:
+      `${label} on ${SCALE} images, ${n} one at a time, p50/p99, during mixed listings vs alone`,
     value: `during: ${p(during[key])}`,
     baseline: `alone: ${p(alone[key])}`,
     ratio: x(percentile(during[key], 99) / percentile(alone[key], 99)),
@@ -461,29 +488,126 @@ async function writeRows(svc: ServiceProcess, sql: postgres.Sql, notes: string[]
   ];
 }
 
-if (import.meta.main) {
-  const title = `read queries on ${N.toLocaleString("en-US")} images, concurrency 8`;
-  await benchMain("B5", title, async (notes) => {
-    if (SMOKE) notes.push("SMOKE RUN (--smoke): tiny counts, the figures mean nothing");
-    // seedCaptions() seeds bench_1m first if needed
-    const seeded = CAPTIONS ? await seedCaptions() : await seed(false, N);
-    if (!CAPTIONS) notes.push(`no caption-word shape: ${SEED_DB} has no captions`);
+/**
+ * Seeds what is missing: bench_1m and its captions, or at another size the images only (B5 seeds
+ * captions for bench_1m alone; `bench/seed_captions.ts --images N` does it for the others).
+ * Whether the database has captions.
+ */
+async function prepare(notes: string[]): Promise<boolean> {
+  if (N === IMAGES) {
+    const seeded = await seedCaptions(); // seeds bench_1m first if needed
     notes.push(
       seeded.seeded
         ? `seeded ${SEED_DB}'s captions now (${seeded.seconds.toFixed(0)} s)`
         : `${SEED_DB} and its captions already seeded (kept between runs; 'deno task ` +
           `bench:seed --force' reseeds)`,
     );
+    return true;
+  }
+  const seeded = await seed(false, N);
+  notes.push(
+    seeded.seeded
+      ? `seeded ${SEED_DB} now (${seeded.seconds.toFixed(0)} s)`
+      : `${SEED_DB} already seeded (kept between runs; 'deno task bench:seed --images ${N} ` +
+        `--force' reseeds)`,
+  );
+  const sql = postgres(databaseUrl(SEED_DB), { max: 1, onnotice: () => {} });
+  try {
+    const [{ done }] = await sql`select to_regclass('bench_captions_done') is not null as done`;
+    notes.push(
+      done
+        ? `${SEED_DB}'s captions seeded by 'deno run -A bench/seed_captions.ts --images ${N}'`
+        : `no caption-word rows: ${SEED_DB} has no captions (B5 seeds them for bench_1m only; ` +
+          `'deno run -A bench/seed_captions.ts --images ${N}' does, then B5 includes them)`,
+    );
+    return done;
+  } finally {
+    await sql.end();
+  }
+}
+
+/** `md` with its section headed `## {id} …` replaced by `section`, else `section` appended. */
+function withSection(md: string, id: string, section: string): string {
+  const lines = md.split("\n");
+  const start = lines.findIndex((l) => l.startsWith(`## ${id} `));
+  if (start < 0) return `${md.trimEnd()}\n\n${section}`;
+  const next = lines.findIndex((l, i) => i > start && l.startsWith("## "));
+  return [...lines.slice(0, start), section, ...lines.slice(next < 0 ? lines.length : next)]
+    .join("\n");
+}
+
+/**
+ * A run at another size than `deno task bench`'s (which runs B5 at a million images only) keeps
+ * its own section in bench/RESULTS.md, `## B5-10M read queries on 10,000,000 images, …`: it runs
+ * itself again with `--json` (as bench/run.ts runs each benchmark) and puts that report in place
+ * of the section's previous run, else at the end of the file. The end is below the first
+ * `## Notes` heading, from which `deno task bench` carries the file over unchanged
+ * (bench/_notes.ts), so the full run keeps the section. A run without figures leaves the file
+ * alone.
+ */
+async function recordAlone(): Promise<void> {
+  const json = await Deno.makeTempFile({ prefix: "b5-", suffix: ".json" });
+  const t0 = performance.now();
+  const { code } = await new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "-A",
+      "--no-lock",
+      new URL(import.meta.url).pathname,
+      ...Deno.args,
+      "--json",
+      json,
+    ],
+    cwd: ROOT.pathname,
+    stdin: "null",
+  }).spawn().status;
+  const seconds = (performance.now() - t0) / 1000;
+  const r = await Deno.readTextFile(json).then((t) => JSON.parse(t) as BenchResult)
+    .catch(() => null);
+  await Deno.remove(json).catch(() => {});
+  if (!r?.rows.length) {
+    console.error(`${ID}: no figures (exit code ${code}); bench/RESULTS.md left alone`);
+    Deno.exit(1);
+  }
+  const section = [
+    `## ${r.id} ${r.title} (${seconds.toFixed(0)} s)`,
+    "",
+    markdownRows(r.rows),
+    "",
+    `- run alone on ${new Date().toISOString()} (\`deno task bench:b5 ${Deno.args.join(" ")}\`, ` +
+    `${navigator.hardwareConcurrency} cores), not by \`deno task bench\`, which keeps this ` +
+    `section as it is and measures B5 at 1,000,000 images above`,
+    ...r.notes.map((n) => `- ${n}`),
+    "",
+  ].join("\n");
+  const file = new URL("./RESULTS.md", import.meta.url).pathname;
+  await Deno.writeTextFile(file, withSection(await Deno.readTextFile(file), r.id, section));
+  // Keep `deno fmt --check` (part of `deno task ok`) clean, as bench/run.ts does.
+  await new Deno.Command(Deno.execPath(), { args: ["fmt", "-q", file], cwd: ROOT.pathname })
+    .output();
+  console.log(`wrote the ${r.id} section of bench/RESULTS.md`);
+  Deno.exit(code);
+}
+
+if (import.meta.main && N !== IMAGES && !SMOKE && !Deno.args.includes("--json")) {
+  await recordAlone();
+} else if (import.meta.main) {
+  await benchMain(ID, TITLE, async (notes) => {
+    if (SMOKE) notes.push("SMOKE RUN (--smoke): tiny counts, the figures mean nothing");
+    const captions = await prepare(notes);
+    const shapes = SHAPES.filter((s) => captions || s.name !== "caption word");
     const url = databaseUrl(SEED_DB);
     const admin = postgres(url, { max: 1, onnotice: () => {} });
     const [counts] = await admin`select (select count(*) from images)::int as images,
       (select count(*) from tags)::int as tags, (select count(*) from image_tags)::int as links,
       (select count(*) from images where text is not null)::int as captioned`;
+    // The 10,000th newest image, and t1's, or the oldest when there are fewer (--images 5000).
     const [after] = await admin`select seq::text as seq from images order by seq desc
-                                offset 9999 limit 1`;
+                                offset ${Math.min(9999, N - 1)} limit 1`;
     const [afterT1] = await admin`select it.image_seq::text as seq from image_tags it
       join tags t on t.id = it.tag_id where t.name = 't1'
-      order by it.image_seq desc offset 9999 limit 1`;
+      order by it.image_seq desc
+      offset (select least(9999, image_count - 1) from tags where name = 't1') limit 1`;
     const tagCounts = await admin<{ name: string; image_count: number }[]>`
       select name, image_count from tags where name in ('t1', 't2', 't3', 't9000')`;
     notes.push(
@@ -501,10 +625,14 @@ if (import.meta.main) {
         })), probability ~1/r; two distinct tags drawn that way; a tag and an excluded tag ` +
         `(t{a},-t{b}) drawn that way; the newest listing after a cursor at a seq uniform in ` +
         `1..${N}; /api/v1/tags?q= with 1 or 2 uniform digits; the library page /?tags=t{r} ` +
-        `(HTML) with one tag drawn as above; caption search ?q= with one word of rank 1..${WORDS} ` +
-        `drawn the same way (bench/seed_captions.ts, as B10 draws them)`,
-      "similarity (/api/v1/images/{id}/similar) is not in the mix: bench_1m has no perceptual " +
-        "hashes; B11 measures it",
+        `(HTML) with one tag drawn as above${
+          captions
+            ? `; caption search ?q= with one word of rank 1..${WORDS} drawn the same way ` +
+              `(bench/seed_captions.ts, as B10 draws them)`
+            : ""
+        }`,
+      `similarity (/api/v1/images/{id}/similar) is not in the mix: ${SEED_DB} has no ` +
+        "perceptual hashes; B11 measures it",
       "CPU ms/req (in each row): service / all postgres processes on the machine / load " +
         "generator, from /proc/<pid>/stat over the concurrency-8 run",
     );
@@ -537,13 +665,13 @@ if (import.meta.main) {
     const rows: Row[] = [];
     try {
       const cached = await startService(url, null);
-      rows.push(...await mixRows(cached, "cache on", true));
+      rows.push(...await mixRows(cached, shapes, "cache on", true));
       rows.push(...await diagnosticRows(cached, cases, "cache on"));
       await cached.stop();
-      // Nothing kept between requests: what each query costs at a million images.
+      // Nothing kept between requests: what each query costs at N images.
       const off = "LISTING_CACHE_ENTRIES=0";
       const uncached = await startService(url, null, { LISTING_CACHE_ENTRIES: "0" });
-      rows.push(...await mixRows(uncached, off, true));
+      rows.push(...await mixRows(uncached, shapes, off, true));
       rows.push(
         ...await diagnosticRows(
           uncached,
@@ -551,7 +679,7 @@ if (import.meta.main) {
           off,
         ),
       );
-      rows.push(...await writeRows(uncached, admin, notes));
+      rows.push(...await writeRows(uncached, admin, shapes, notes));
       await uncached.stop();
     } finally {
       await admin.end();

@@ -4,13 +4,14 @@
  * made-up words (rank r drawn with probability ~ 1/r, like the tags), upper-cased as recognition
  * returns them, and 5% of the words carry a recognition slip (one letter replaced), which puts
  * near-spellings into the dictionary as real captions do. The words' links are loaded with their
- * count trigger off, then counted once.
+ * count trigger off, then counted once. `--images N`: of the database of N images instead
+ * (bench/seed.ts), which B5 then includes in its caption-word rows.
  */
 import postgres from "postgres";
 import { migrate } from "../db/migrate.ts";
 import { FsStore } from "../lib/storage/fs.ts";
 import { databaseUrl } from "./_lib.ts";
-import { seed, SEED_DB } from "./seed.ts";
+import { IMAGES, imagesArg, seed, seedDb } from "./seed.ts";
 
 /** The vocabulary's size. */
 export const WORDS = 5_000;
@@ -43,11 +44,14 @@ export function captionWord(r: number): string {
     .join("");
 }
 
-/** Seeds `bench_1m` (if needed) and its captions (if needed); returns what it did. */
-export async function seedCaptions(): Promise<{ seeded: boolean; seconds: number }> {
-  await seed();
+/** Seeds `seedDb(images)` (if needed) and its captions (if needed); returns what it did. */
+export async function seedCaptions(
+  images = IMAGES,
+): Promise<{ seeded: boolean; seconds: number }> {
+  await seed(false, images);
   const started = performance.now();
-  const sql = postgres(databaseUrl(SEED_DB), { max: 2, onnotice: () => {} });
+  const db = seedDb(images);
+  const sql = postgres(databaseUrl(db), { max: 2, onnotice: () => {} });
   try {
     // The kept database may predate migration 009 (no caption columns yet).
     const objects = await Deno.makeTempDir({ prefix: "bench-seed-" });
@@ -74,7 +78,7 @@ export async function seedCaptions(): Promise<{ seeded: boolean; seconds: number
                           from 1 + floor(random() * length(w))::int for 1) $$`,
       );
       await step(
-        `captions of ${SEED_DB}'s images`,
+        `captions of ${db}'s images`,
         `select setseed(0.21);
          truncate image_words, caption_words;
          create temp table cap as
@@ -117,6 +121,6 @@ export async function seedCaptions(): Promise<{ seeded: boolean; seconds: number
 }
 
 if (import.meta.main) {
-  const { seeded, seconds } = await seedCaptions();
+  const { seeded, seconds } = await seedCaptions(imagesArg());
   console.log(seeded ? `captions seeded in ${seconds.toFixed(1)} s` : "captions already seeded");
 }
