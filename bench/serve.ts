@@ -72,7 +72,12 @@ if (loopFile) {
   }, 1);
   Deno.addSignalListener("SIGUSR1", () => window = { max: 0, maxRan: 0, over5: 0, over20: 0 });
   Deno.addSignalListener("SIGUSR2", () => {
-    if (window) Deno.writeTextFileSync(loopFile, JSON.stringify(window));
+    // Written beside it, then renamed: a reader polling for the file never sees half of it (a
+    // test once parsed it mid-write and failed on "Unexpected end of JSON input").
+    if (window) {
+      Deno.writeTextFileSync(`${loopFile}.part`, JSON.stringify(window));
+      Deno.renameSync(`${loopFile}.part`, loopFile);
+    }
     window = null;
   });
 }
