@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
 import sharp from "sharp";
 import { photoBackground, textFreePhotos } from "../../tests/_harness/caption_corpus.ts";
+import { watchEventLoop } from "../../bench/_lib.ts";
 import { CaptionReader } from "./mod.ts";
 
 /** White bold capitals with a black outline at the top and/or bottom of a photo-like picture. */
@@ -214,16 +215,12 @@ Deno.test("CaptionReader.read() holds the event loop for no more than a few ms a
   for (let i = 0; i < 10; i++) {
     images.push(await jpeg(await meme({ top: "LOOP", bottom: `IMAGE ${i}`, seed: 20 + i })));
   }
-  let last = performance.now(), longest = 0;
-  const timer = setInterval(() => {
-    const now = performance.now();
-    longest = Math.max(longest, now - last);
-    last = now;
-  }, 1);
+  const loop = watchEventLoop();
+  let longest: number;
   try {
     for (const image of images) await reader.read(image);
   } finally {
-    clearInterval(timer);
+    longest = loop.stop();
     await reader.close();
   }
   console.log(`longest event-loop gap over 10 images: ${longest.toFixed(1)} ms`);
