@@ -104,6 +104,22 @@ export async function databaseSnapshot(sql: Sql): Promise<string> {
 }
 
 /**
+ * Rows of `query`, run with PostgreSQL's generic plan: planned once per connection, not for each
+ * call's parameters. For statements whose plan shape the text fixes (materialised steps, one-time
+ * conditions), where planning each call for its own values costs more than running it.
+ */
+export async function withGenericPlan<T extends readonly postgres.Row[]>(
+  sql: Sql,
+  query: (tx: postgres.TransactionSql) => postgres.PendingQuery<T>,
+): Promise<T> {
+  const [, rows] = await sql.begin((tx) => [
+    tx`set local plan_cache_mode = force_generic_plan`,
+    query(tx),
+  ]);
+  return rows as unknown as T;
+}
+
+/**
  * Runs a read, once more if its connection turned out to be dead (a pool connection the server
  * terminated while idle fails its next query; the retry takes a fresh one). Only a failure that
  * came quickly is retried, so that a read still answers within the pool's bounds. Reads only: a

@@ -6,7 +6,7 @@
  */
 import type postgres from "postgres";
 import type { ListTagsQuery, TagDto, TagSuggestion } from "../lib/types.ts";
-import type { Sql } from "./client.ts";
+import { type Sql, withGenericPlan } from "./client.ts";
 
 type AnySql = Sql | postgres.TransactionSql;
 
@@ -149,8 +149,7 @@ export async function suggestTags(
         select name, image_count from tags
         where name like ${"%" + escapeLike(text) + "%"} and ${inside} offset 0) c`
     : sql`select name, image_count from tags where strpos(name, ${text}) > 0 and ${inside}`;
-  const [, rows] = await sql.begin((tx) => [
-    tx`set local plan_cache_mode = force_generic_plan`,
+  const rows = await withGenericPlan(sql, (tx) =>
     tx<(TagSuggestion & { rank: number })[]>`
     with prefixed as materialized (
       (select name, image_count from (
@@ -173,12 +172,11 @@ export async function suggestTags(
     select name, image_count, null as alias, 0 as rank from prefixed
     union all select name, image_count, alias, 1 from aliased where starts
     union all select name, image_count, null, 2 from contained
-    union all select name, image_count, alias, 3 from aliased where not starts`,
-  ]);
+    union all select name, image_count, alias, 3 from aliased where not starts`);
   // Prefix matches (of a name or an alias) first, each group by image count; a tag found twice
   // is listed once, where it ranks best.
   const seen = new Set<string>();
-  return (rows as unknown as (TagSuggestion & { rank: number })[])
+  return [...rows]
     .sort((a, b) =>
       Number(a.rank >= 2) - Number(b.rank >= 2) || b.image_count - a.image_count ||
       (a.name < b.name ? -1 : a.name > b.name ? 1 : a.rank - b.rank)
