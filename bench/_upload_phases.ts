@@ -46,7 +46,7 @@ async function step<T>(name: string, fn: (bytes: Uint8Array, i: number) => Promi
   const cpu0 = mainThreadCpuMs();
   const t0 = performance.now();
   const results = await Promise.all(files.map(fn));
-  out[name] = { ms: performance.now() - t0, gap: watch.stop(), cpu: mainThreadCpuMs() - cpu0 };
+  out[name] = { ms: performance.now() - t0, gap: watch.stop().gap, cpu: mainThreadCpuMs() - cpu0 };
   return results;
 }
 

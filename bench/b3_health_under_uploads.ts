@@ -13,6 +13,7 @@ import {
   benchMain,
   freshDatabase,
   load,
+  type LoopGaps,
   ms,
   percentile,
   photoJpeg,
@@ -67,7 +68,7 @@ async function serviceGap(pid: number, file: string, during: () => Promise<unkno
     const text = await Deno.readTextFile(file).catch(() => "");
     if (text) {
       await Deno.remove(file);
-      return JSON.parse(text) as { max: number; maxRan: number; over5: number; over20: number };
+      return JSON.parse(text) as LoopGaps;
     }
     await sleep(20);
   }
@@ -95,7 +96,7 @@ if (import.meta.main) {
         const idle = await probeWhile(svc.base, () => sleep(IDLE_MS));
         const burst = await uploader(svc.base, auth, "socket");
         let uploads!: { statuses: number[]; ms: number };
-        let gaps!: { max: number; maxRan: number; over5: number; over20: number };
+        let gaps!: LoopGaps;
         // The prober runs a moment before the burst and stops as soon as the last upload answers.
         const busy = await probeWhile(svc.base, async () => {
           await sleep(100);
@@ -112,10 +113,10 @@ if (import.meta.main) {
               ms(Math.max(...busy.latencies))
             } during the burst; the prober's own timer was at most ${ms(busy.lag)} late; ` +
             `the service's event loop (1 ms timer) during the burst: longest gap ${
-              ms(gaps.max)
+              ms(gaps.gap)
             }, ${gaps.over5} gaps over 5 ms, ${gaps.over20} over 20 ms; the most CPU its main ` +
             `thread ran between two ticks (how long it held the loop, net of waiting for a core) ${
-              ms(gaps.maxRan)
+              ms(gaps.ran)
             }`,
         );
 

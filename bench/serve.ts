@@ -17,6 +17,7 @@ import { JobQueue } from "../lib/jobs/mod.ts";
 import { implicationsJob } from "../lib/tags/mod.ts";
 import { warmUploadPath } from "../lib/images/warm_up.ts";
 import { workRecognition } from "../lib/text/jobs.ts";
+import { watchEventLoop } from "./_lib.ts";
 
 const log = new Logger(loadConfig().LOG_LEVEL);
 const resources = await openResources(loadConfig(), log);
@@ -49,36 +50,18 @@ const server = Deno.serve({
 
 const loopFile = Deno.env.get("BENCH_LOOP_FILE");
 if (loopFile) {
-  // The main thread's time on a CPU (ns), from the scheduler: on a busy machine a timer's gap
-  // also counts the time the thread waited for a core, this only the time it ran.
-  const schedstat = `/proc/self/task/${Deno.pid}/schedstat`;
-  const ranMs = () => Number(Deno.readTextFileSync(schedstat).split(" ")[0]) / 1e6;
-  type Window = { max: number; maxRan: number; over5: number; over20: number };
-  let window: Window | null = null;
-  let last = performance.now();
-  let lastRan = ranMs();
-  setInterval(() => {
-    const now = performance.now();
-    const ran = ranMs();
-    const gap = now - last;
-    const busy = ran - lastRan;
-    last = now;
-    lastRan = ran;
-    if (!window) return;
-    window.max = Math.max(window.max, gap);
-    window.maxRan = Math.max(window.maxRan, busy);
-    if (gap > 5) window.over5++;
-    if (gap > 20) window.over20++;
-  }, 1);
-  Deno.addSignalListener("SIGUSR1", () => window = { max: 0, maxRan: 0, over5: 0, over20: 0 });
+  let watch: ReturnType<typeof watchEventLoop> | null = null;
+  Deno.addSignalListener("SIGUSR1", () => {
+    watch?.stop();
+    watch = watchEventLoop();
+  });
   Deno.addSignalListener("SIGUSR2", () => {
+    if (!watch) return;
     // Written beside it, then renamed: a reader polling for the file never sees half of it (a
     // test once parsed it mid-write and failed on "Unexpected end of JSON input").
-    if (window) {
-      Deno.writeTextFileSync(`${loopFile}.part`, JSON.stringify(window));
-      Deno.renameSync(`${loopFile}.part`, loopFile);
-    }
-    window = null;
+    Deno.writeTextFileSync(`${loopFile}.part`, JSON.stringify(watch.stop()));
+    Deno.renameSync(`${loopFile}.part`, loopFile);
+    watch = null;
   });
 }
 

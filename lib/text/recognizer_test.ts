@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
 import sharp from "sharp";
 import { photoBackground, textFreePhotos } from "../../tests/_harness/caption_corpus.ts";
-import { watchEventLoop } from "../../bench/_lib.ts";
+import { type LoopGaps, watchEventLoop } from "../../bench/_lib.ts";
 import { CaptionReader } from "./mod.ts";
 
 /** White bold capitals with a black outline at the top and/or bottom of a photo-like picture. */
@@ -216,15 +216,18 @@ Deno.test("CaptionReader.read() holds the event loop for no more than a few ms a
     images.push(await jpeg(await meme({ top: "LOOP", bottom: `IMAGE ${i}`, seed: 20 + i })));
   }
   const loop = watchEventLoop();
-  let longest: number;
+  let held: LoopGaps;
   try {
     for (const image of images) await reader.read(image);
   } finally {
-    longest = loop.stop();
+    held = loop.stop();
     await reader.close();
   }
-  console.log(`longest event-loop gap over 10 images: ${longest.toFixed(1)} ms`);
-  // Generous: a loaded CI machine deschedules the thread now and then; blocking work would
-  // show as hundreds of ms (one recognition on the main thread takes 50-500 ms).
-  assert.ok(longest < 150, `longest gap ${longest.toFixed(1)} ms`);
+  console.log(
+    `over 10 images: longest event-loop gap ${held.gap.toFixed(1)} ms, of which the main ` +
+      `thread ran ${held.ran.toFixed(1)} ms`,
+  );
+  // The CPU time, not the gap: in CI other test files share the two cores, and a gap of 256 ms
+  // was once all waiting for one. One recognition on the main thread runs 50-500 ms.
+  assert.ok(held.ran < 50, `the main thread ran ${held.ran.toFixed(1)} ms between two ticks`);
 });

@@ -115,8 +115,11 @@ browserTest("an answer to an older text is dropped", false, async (page) => {
   await page.goto(`${server.url}/`);
   await ready(page);
   await page.keyboard.press("/");
+  // Listened for before typing: the request can go out before type() returns (CI once waited
+  // 30 s for a request that had already been made).
+  const asked = page.waitForRequest((r) => r.url().includes("/tags/suggest?q=h&"));
   await page.keyboard.type("h");
-  await page.waitForRequest((r) => r.url().includes("/tags/suggest?q=h&"));
+  await asked;
   await page.keyboard.type("a");
   await page.locator("#tag-filter-options li", { hasText: "happy" }).waitFor();
   const response = page.waitForResponse((r) => r.url().includes("/tags/suggest?q=h&"));
