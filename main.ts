@@ -26,7 +26,7 @@ async function main() {
   // The embedded default fills in its database URL and generated credentials.
   const resources = await orExit(() => openResources(given, log));
   const config = resources.config;
-  const { sql, probeSql, store } = resources;
+  const { sql, probeSql, searchSql, store } = resources;
   await migrate(sql, store, { log: (msg, f) => log.info(msg, f) });
 
   // The job queue loads and checks its schema, and the upload path warms up, while the
@@ -41,7 +41,9 @@ async function main() {
   await jobs.work(implicationsJob(sql, log));
   const dev = Deno.args.includes("--dev");
   if (await ensureAssets(dev)) log.info("client assets built", { dev });
-  const app = createApp({ config, sql, probeSql, store, log, thumbnails, jobs }, { dev });
+  const app = createApp({ config, sql, probeSql, searchSql, store, log, thumbnails, jobs }, {
+    dev,
+  });
   const stopSweeper = startDeleteSweeper(sql, store, log);
   await jobs.work(phashBackfillKind({ sql, store, thumbnails, jobs, log }));
   const stopReader = await workRecognition(jobs, {

@@ -25,6 +25,7 @@ export function createReadApi(services: Services, read?: ReadModel) {
       services.sql,
       services.config.S3_PUBLIC_BASE_URL,
       services.config.LISTING_CACHE_ENTRIES,
+      services.searchSql,
     );
   const api = newRouter();
   api.openAPIRegistry.registerComponent("securitySchemes", "bearer", {

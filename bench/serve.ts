@@ -21,7 +21,7 @@ import { watchEventLoop } from "./_lib.ts";
 
 const log = new Logger(loadConfig().LOG_LEVEL);
 const resources = await openResources(loadConfig(), log);
-const { config, sql, store } = resources;
+const { config, sql, probeSql, searchSql, store } = resources;
 await migrate(sql, store);
 // As main.ts does; BENCH_NO_WARMUP=1 leaves the upload path cold (B2's first-upload rows).
 const [thumbnails] = await Promise.all([
@@ -41,7 +41,7 @@ const stopReader = Deno.env.get("BENCH_NO_OCR") === "1"
     maxPixels: config.MAX_IMAGE_PIXELS,
   });
 await ensureAssets();
-const app = createApp({ config, sql, store, log, thumbnails, jobs });
+const app = createApp({ config, sql, probeSql, searchSql, store, log, thumbnails, jobs });
 const server = Deno.serve({
   port: config.PORT,
   hostname: config.HOST,

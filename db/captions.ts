@@ -130,7 +130,7 @@ export async function searchImagesByText(
   // generic plan loses nothing: measured 1.4-2 ms per single-word search against 2.5-4 ms.
   return await withGenericPlan(sql, search);
 
-  function search(sql: postgres.TransactionSql) {
+  function search(sql: Sql | postgres.TransactionSql) {
     return sql<TextHit[]>`
     with q as materialized (
       select w, k from unnest(${opts.words}::text[]) with ordinality q(w, k)),

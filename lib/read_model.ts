@@ -83,6 +83,7 @@ export function createReadModel(
   sql: Sql,
   publicBase: string | undefined,
   listingCacheEntries = 0,
+  searchSql: Sql = sql,
 ): ReadModel {
   const snapshot = () => retryRead(() => databaseSnapshot(sql));
   const listings = new SnapshotCache<ImagePage>(listingCacheEntries, snapshot);
@@ -103,7 +104,7 @@ export function createReadModel(
         return await listImages(sql, { tags, exclude, limit: limit + 1, beforeSeq });
       }
       const after = cursor ? decodeTextCursor(cursor) : null;
-      return await searchImagesByText(sql, { words, tags, exclude, limit: limit + 1, after });
+      return await searchImagesByText(searchSql, { words, tags, exclude, limit: limit + 1, after });
     });
     const items = rows.slice(0, limit);
     const last = items[items.length - 1] as (typeof items)[number] & Partial<TextHit>;
@@ -143,7 +144,7 @@ export function createReadModel(
       const text = q.slice(minus.length);
       if (!text) return Promise.resolve([]);
       return suggestions.get(JSON.stringify([q, limit]), async () => {
-        const found = await retryRead(() => suggestTags(sql, text, limit));
+        const found = await retryRead(() => suggestTags(searchSql, text, limit));
         return found.map((s) => ({ ...s, name: minus + s.name }));
       });
     },

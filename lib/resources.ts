@@ -4,7 +4,7 @@
  * store under DATA_DIR), with the generated credentials of the embedded default.
  */
 import { join } from "node:path";
-import { createSql, type Sql } from "../db/client.ts";
+import { createSql, SEARCH_POOL_SIZE, type Sql } from "../db/client.ts";
 import type { Config } from "./config.ts";
 import { localSecrets, lockDataDir, startEmbeddedDatabase } from "./embedded/mod.ts";
 import type { Logger } from "./log.ts";
@@ -18,6 +18,8 @@ export interface Resources {
   sql: Sql;
   /** The health check's own single connection (Services.probeSql). */
   probeSql: Sql;
+  /** Generic plans for the autocomplete and the caption search (Services.searchSql). */
+  searchSql: Sql;
   store: ObjectStore;
   close(): Promise<void>;
 }
@@ -62,11 +64,14 @@ export async function openResources(input: Config, log: Logger): Promise<Resourc
   closers.push(() => sql.end({ timeout: 5 }));
   const probeSql = createSql(config.DATABASE_URL!, { max: 1 });
   closers.push(() => probeSql.end({ timeout: 1 }));
+  const searchSql = createSql(config.DATABASE_URL!, { max: SEARCH_POOL_SIZE, genericPlans: true });
+  closers.push(() => searchSql.end({ timeout: 5 }));
   const store = openStore(config);
   return {
     config,
     sql,
     probeSql,
+    searchSql,
     store,
     close: async () => {
       for (const close of closers.reverse()) await close().catch(() => {});

@@ -22,6 +22,11 @@ export interface Services {
    * requests is not taken for a database that is down; without it, health uses `sql`.
    */
   probeSql?: Sql;
+  /**
+   * A pool whose statements run with generic plans (createSql's `genericPlans`), for the
+   * autocomplete and the caption search; without it, they set the mode in a transaction on `sql`.
+   */
+  searchSql?: Sql;
   store: ObjectStore;
   log: Logger;
   thumbnails?: Thumbnailer;

@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import postgres from "postgres";
-import { createSql, isDatabaseUnavailable } from "../db/client.ts";
+import { createSql, isDatabaseUnavailable, withGenericPlan } from "../db/client.ts";
 import { freshDatabase, serverUrl } from "./_harness/db.ts";
 
 Deno.test("the service's connections run with JIT off, name themselves, and time statements out", async () => {
@@ -30,6 +30,30 @@ Deno.test("the service's connections run with JIT off, name themselves, and time
     assert.equal(statement, "0");
   } finally {
     await unbounded.end();
+  }
+});
+
+Deno.test("withGenericPlan runs with generic plans: on a pool made for them without a transaction", async () => {
+  const plain = createSql(serverUrl());
+  const generic = createSql(serverUrl(), { genericPlans: true });
+  // The pool made for generic plans, with begin() refused: the query must run as it is.
+  const noBegin = new Proxy(generic, {
+    get: (target, key) =>
+      key === "begin"
+        ? () => Promise.reject(new Error("began a transaction"))
+        : Reflect.get(target, key),
+  });
+  const mode = (sql: Parameters<Parameters<typeof withGenericPlan>[1]>[0]) =>
+    sql<{ mode: string }[]>`select current_setting('plan_cache_mode') as mode`;
+  try {
+    for (const sql of [noBegin, plain]) {
+      assert.deepEqual([...await withGenericPlan(sql, mode)], [{ mode: "force_generic_plan" }]);
+    }
+    // On the plain pool the mode was set for that transaction only.
+    assert.deepEqual([...await mode(plain)], [{ mode: "auto" }]);
+  } finally {
+    await plain.end();
+    await generic.end();
   }
 });
 

@@ -68,6 +68,7 @@ export async function startService(opts: TestServiceOptions = {}): Promise<TestS
   // The service's own pool, bounded as in production; `db.sql` stays for set-up and inspection.
   const sql = createSql(db.url);
   const probeSql = createSql(db.url, { max: 1 });
+  const searchSql = createSql(db.url, { max: 4, genericPlans: true });
   const jobs = opts.jobs ? await JobQueue.start(db.url, log, { maxConnections: 2 }) : undefined;
   if (jobs) await jobs.work(implicationsJob(sql, log));
   const reader = opts.captionReader;
@@ -80,6 +81,7 @@ export async function startService(opts: TestServiceOptions = {}): Promise<TestS
     config,
     sql,
     probeSql,
+    searchSql,
     store: s3.store,
     log,
     thumbnails: opts.thumbnails,
@@ -97,6 +99,7 @@ export async function startService(opts: TestServiceOptions = {}): Promise<TestS
       await jobs?.stop(1000);
       await sql.end({ timeout: 1 });
       await probeSql.end({ timeout: 1 });
+      await searchSql.end({ timeout: 1 });
       if (!opts.db) await db.drop();
       if (!opts.s3) await disposeS3(s3);
     },
