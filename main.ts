@@ -11,6 +11,7 @@ import { Logger } from "./lib/log.ts";
 import { openResources } from "./lib/resources.ts";
 import { ThumbnailPool } from "./lib/images/thumbnails/pool.ts";
 import { warmUploadPath } from "./lib/images/warm_up.ts";
+import { lowerPixelThreads } from "./lib/images/pixel_threads.ts";
 import { startDeleteSweeper } from "./lib/deleter.ts";
 import { JobQueue } from "./lib/jobs/mod.ts";
 import { implicationsJob } from "./lib/tags/mod.ts";
@@ -37,6 +38,8 @@ async function main() {
     warmUploadPath({ sql, store }),
   ]);
   log.info("thumbnail workers started", { workers: thumbnails.stats().workers });
+  // Pixel work yields the cores to requests (lib/images/pixel_threads.ts).
+  const pixelThreads = lowerPixelThreads();
   log.info("upload path warmed up", { ...warm, ms: Math.round(warm.ms) });
   await jobs.work(implicationsJob(sql, log));
   const dev = Deno.args.includes("--dev");
@@ -67,6 +70,7 @@ async function main() {
       await stopReader();
       await jobs.stop();
       thumbnails.close();
+      pixelThreads.stop();
       await resources.close();
     },
   });

@@ -6,7 +6,11 @@ import type { AppEnv } from "./env.ts";
 const CHECK_TIMEOUT_MS = 2000;
 /** A result this young is answered as is: at most one check a second, however often probed. */
 const FRESH_MS = 1000;
-/** How long a request waits for a running check before it takes the last result instead. */
+/**
+ * How long after a check starts requests wait for it before they take the last result instead.
+ * Counted from the check's start, not each request's: while storage took half a second to answer
+ * during a burst of uploads, every probe in that half second waited the full 10 ms.
+ */
 const QUICK_MS = 10;
 /** The oldest last result a request may be given; past this it waits for the live check. */
 const STALE_MS = 5000;
@@ -39,14 +43,14 @@ async function withTimeout(fn: (signal: AbortSignal) => Promise<unknown>): Promi
 /**
  * The dependency checks, run single-flight: concurrent health requests share one check, so
  * probes never pile up on a slow database or storage, and a result younger than FRESH_MS is
- * reused, so a busy prober costs S3 at most one request a second. A request waits at most QUICK_MS for a
- * running check and otherwise gets the last result (at most STALE_MS old): under load, health
+ * reused, so a busy prober costs S3 at most one request a second. Requests wait for a running check
+ * until QUICK_MS after it started and otherwise get the last result (at most STALE_MS old): under load, health
  * answers at the speed of the service, not of its slowest dependency, while a dependency that
  * fails fast (refused, unreachable) still shows at once.
  */
 export class HealthChecks {
   #last: { checks: Checks; at: number } | undefined;
-  #running: Promise<Checks> | undefined;
+  #running: { checks: Promise<Checks>; since: number } | undefined;
 
   /** `now` is the clock the ages are read from (tests pass their own). */
   constructor(
@@ -67,15 +71,20 @@ export class HealthChecks {
   /** The current checks, live when they answer quickly. */
   async current(): Promise<Checks> {
     if (this.#last && this.now() - this.#last.at < FRESH_MS) return this.#last.checks;
-    const live = this.#running ??= this.#run().finally(() => this.#running = undefined);
+    const running = this.#running ??= {
+      checks: this.#run().finally(() => this.#running = undefined),
+      since: this.now(),
+    };
     const last = this.#last;
-    if (!last || this.now() - last.at > STALE_MS) return await live;
+    if (!last || this.now() - last.at > STALE_MS) return await running.checks;
+    const wait = running.since + QUICK_MS - this.now();
+    if (wait <= 0) return last.checks;
     let timer: ReturnType<typeof setTimeout> | undefined;
     const quick = new Promise<undefined>((r) => {
-      timer = setTimeout(() => r(undefined), QUICK_MS);
+      timer = setTimeout(() => r(undefined), wait);
     });
     try {
-      return (await Promise.race([live, quick])) ?? last.checks;
+      return (await Promise.race([running.checks, quick])) ?? last.checks;
     } finally {
       clearTimeout(timer);
     }

@@ -16,6 +16,7 @@ import { ThumbnailPool } from "../lib/images/thumbnails/pool.ts";
 import { JobQueue } from "../lib/jobs/mod.ts";
 import { implicationsJob } from "../lib/tags/mod.ts";
 import { warmUploadPath } from "../lib/images/warm_up.ts";
+import { lowerPixelThreads } from "../lib/images/pixel_threads.ts";
 import { workRecognition } from "../lib/text/jobs.ts";
 import { watchEventLoop } from "./_lib.ts";
 
@@ -28,6 +29,7 @@ const [thumbnails] = await Promise.all([
   ThumbnailPool.start({ size: config.THUMBNAIL_WORKERS, maxPixels: config.MAX_IMAGE_PIXELS }),
   Deno.env.get("BENCH_NO_WARMUP") === "1" ? null : warmUploadPath({ sql, store }),
 ]);
+const pixelThreads = lowerPixelThreads();
 const jobs = await JobQueue.start(config.DATABASE_URL!, log);
 await jobs.work(implicationsJob(sql, log));
 // Caption recognition as in main.ts; BENCH_NO_OCR=1 leaves it out (before/after rows).
@@ -68,6 +70,7 @@ if (loopFile) {
 Deno.addSignalListener("SIGTERM", async () => {
   await Promise.race([server.shutdown(), new Promise((r) => setTimeout(r, 2000))]);
   thumbnails.close();
+  pixelThreads.stop();
   await stopReader();
   await jobs.stop(1000);
   await resources.close();

@@ -137,6 +137,28 @@ Deno.test("a slow check does not hold a probe: it gets the last result while tha
   }
 });
 
+Deno.test("only a check's first 10 ms are waited for: later probes get the last result at once", async () => {
+  const svc = await startService();
+  try {
+    const h = manualHarness(svc);
+    const first = h.health.current();
+    h.settle(true);
+    await first;
+    h.clock.now += 1_001;
+    const starter = h.health.current(); // starts a check, and may wait up to 10 ms for it
+    h.clock.now += 10;
+    const later = h.health.current();
+    // Settled before any timer of 1 ms or more could fire: it did not wait at all.
+    assert.equal(await settledAfter(later, 0), true, "answered at once");
+    assert.deepEqual(await later, OK);
+    assert.equal(h.checks(), 2, "one check running");
+    h.settle(true);
+    await starter; // the live result or the last, depending on this machine's speed
+  } finally {
+    await svc.close();
+  }
+});
+
 Deno.test("a last result over 5 s old is never answered: the probe waits for the running check", async () => {
   const svc = await startService();
   try {

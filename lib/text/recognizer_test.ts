@@ -4,6 +4,7 @@ import sharp from "sharp";
 import { photoBackground, textFreePhotos } from "../../tests/_harness/caption_corpus.ts";
 import { type LoopGaps, watchEventLoop } from "../../bench/_lib.ts";
 import { CaptionReader } from "./mod.ts";
+import { threadNices } from "../../tests/_harness/threads.ts";
 
 /** White bold capitals with a black outline at the top and/or bottom of a photo-like picture. */
 async function meme(
@@ -152,16 +153,6 @@ Deno.test("CaptionReader.read() stops at its time limit with a TimeoutError and 
     await reader.close();
   }
 });
-
-/** The threads of process `pid` with their nice value, from /proc. */
-function threadNices(pid: number): { tid: number; name: string; nice: number }[] {
-  return [...Deno.readDirSync(`/proc/${pid}/task`)].map(({ name: tid }) => {
-    const stat = Deno.readTextFileSync(`/proc/${pid}/task/${tid}/stat`);
-    const name = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return { tid: Number(tid), name, nice: Number(fields[16]) };
-  });
-}
 
 Deno.test("CaptionReader runs its engines in processes at nice 19; this process stays at 0", async () => {
   const reader = await CaptionReader.start({ workers: 2 });
