@@ -175,11 +175,18 @@ export async function searchImagesByText(
           and image_count > 0
         order by word = q.w desc, similarity(word, q.w) desc, id
         limit ${MAX_CANDIDATES_PER_WORD}) c),
+    -- A word's neighbours, and those walked when it drives (with their images): for a single
+    -- word, an image that carries its own spelling is an exact hit, so only the others are.
     per_word as materialized (
-      select k, array_agg(id) as ids, sum(image_count) as count from cand group by k),
+      select k, array_agg(id) as ids,
+             array_agg(id) filter (where ${n} > 1 or not own) as walked,
+             coalesce(sum(image_count) filter (where ${n} > 1 or not own), 0) as count
+      from (select c.*, exists (select 1 from exact e where e.k = c.k and e.id = c.id) as own
+            from cand c) c
+      group by k),
     near_plan as materialized (
       select (select count(*) from per_word) = ${n} as found,
-             (select ids from per_word order by count, k limit 1) as driver_ids,
+             (select walked from per_word order by count, k limit 1) as driver_ids,
              coalesce((select min(count) from per_word), 0) as driver_count),
     near_hits as materialized (
       (select distinct p.image_seq
