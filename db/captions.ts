@@ -175,35 +175,43 @@ export async function searchImagesByText(
           and image_count > 0
         order by word = q.w desc, similarity(word, q.w) desc, id
         limit ${MAX_CANDIDATES_PER_WORD}) c),
-    -- A word's neighbours, and those walked when it drives (with their images): for a single
-    -- word, an image that carries its own spelling is an exact hit, so only the others are.
+    -- Each word's neighbours, and those that are not its own spelling ("others").
     per_word as materialized (
-      select k, array_agg(id) as ids,
-             array_agg(id) filter (where ${n} > 1 or not own) as walked,
-             coalesce(sum(image_count) filter (where ${n} > 1 or not own), 0) as count
+      select k, array_agg(id) as ids, sum(image_count) as count,
+             array_agg(id) filter (where not own) as others,
+             coalesce(sum(image_count) filter (where not own), 0) as others_count
       from (select c.*, exists (select 1 from exact e where e.k = c.k and e.id = c.id) as own
             from cand c) c
       group by k),
+    -- Which images the approximate level walks, the fewer of: every neighbour of the word with
+    -- the fewest images; or every word's other neighbours together. A near hit lacks the own
+    -- spelling of some word, so it carries one of that word's others: both hold every near hit.
+    -- For one word the others alone always win, as its own spelling's images are exact hits.
     near_plan as materialized (
-      select (select count(*) from per_word) = ${n} as found,
-             (select walked from per_word order by count, k limit 1) as driver_ids,
-             coalesce((select min(count) from per_word), 0) as driver_count),
+      select found, case when others_count <= driver_count then others else driver_ids end
+               as walked,
+             least(others_count, driver_count) as walked_count
+      from (select (select count(*) from per_word) = ${n} as found,
+                   (select ids from per_word order by count, k limit 1) as driver_ids,
+                   coalesce((select min(count) from per_word), 0) as driver_count,
+                   (select array_agg(o) from per_word, unnest(others) o) as others,
+                   coalesce((select sum(others_count) from per_word), 0) as others_count) w),
     near_hits as materialized (
       (select distinct p.image_seq
-       from unnest((select driver_ids from near_plan)) w(id)
+       from unnest((select walked from near_plan)) w(id)
        cross join lateral (
          select d.image_seq from image_words d
          where d.word_id = w.id and d.image_seq < (select ${before1}::bigint)
            and ${everyNear(d)} and not ${everyExact(d)} and ${tagged(d)}
          order by d.image_seq desc ${scan}) p
        where (select count(*) from exact_hits) < ${opts.limit}
-         and (select found and driver_count <= (select min_count from tagset) from near_plan)
+         and (select found and walked_count <= (select min_count from tagset) from near_plan)
          and (select found from tagset)
        order by p.image_seq desc ${scan})
       union all
       (select d.image_seq from image_tags d
        where (select count(*) from exact_hits) < ${opts.limit}
-         and (select found and driver_count > (select min_count from tagset) from near_plan)
+         and (select found and walked_count > (select min_count from tagset) from near_plan)
          and (select found from tagset)
          and d.tag_id = (select ids[1] from tagset)
          and d.image_seq < (select ${before1}::bigint)
