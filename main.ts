@@ -55,6 +55,7 @@ async function main() {
     log,
     thumbnails,
     maxPixels: config.MAX_IMAGE_PIXELS,
+    workers: config.CAPTION_WORKERS,
   });
 
   serveUntilSignal({

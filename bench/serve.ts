@@ -41,6 +41,7 @@ const stopReader = Deno.env.get("BENCH_NO_OCR") === "1"
     log,
     thumbnails,
     maxPixels: config.MAX_IMAGE_PIXELS,
+    workers: config.CAPTION_WORKERS,
   });
 await ensureAssets();
 const app = createApp({ config, sql, probeSql, searchSql, store, log, thumbnails, jobs });

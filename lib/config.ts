@@ -44,6 +44,12 @@ const bool = (fallback: boolean) =>
   }, z.boolean({ error: "must be true or false" }));
 
 const defaultWorkers = () => Math.max(1, (navigator.hardwareConcurrency ?? 2) - 1);
+/**
+ * OCR processes: at nice 19 they only take idle cores, and each holds about 330 MB, so two at
+ * most unless configured. One could not keep up with two captioned uploads a second on two cores
+ * (bench B10: the last text 12 s after the last upload; two: 1.2 s).
+ */
+const defaultCaptionWorkers = () => Math.min(2, navigator.hardwareConcurrency ?? 1);
 
 const schema = z.object({
   PORT: int(0, 65535).default(8000),
@@ -80,6 +86,7 @@ const schema = z.object({
   MAX_UPLOAD_BYTES: int(1).default(20_971_520),
   MAX_IMAGE_PIXELS: int(1).default(50_000_000),
   THUMBNAIL_WORKERS: int(1, 64).default(defaultWorkers),
+  CAPTION_WORKERS: int(1, 16).default(defaultCaptionWorkers),
   DELIVERY_CACHE_MB: int(0, 65_536).default(64),
   LISTING_CACHE_ENTRIES: int(0, 100_000).default(256),
   ADMIN_USERNAME: z.preprocess(emptyToUndefined, z.string().default("admin")),

@@ -6,7 +6,12 @@
 import assert from "node:assert/strict";
 import { JobQueue } from "../lib/jobs/mod.ts";
 import { captureLogger } from "../lib/log.ts";
-import { recognitionKind, TEXT_BACKFILL_BATCH, textBackfillKind } from "../lib/text/jobs.ts";
+import {
+  RECOGNITION_QUEUE,
+  recognitionKind,
+  TEXT_BACKFILL_BATCH,
+  textBackfillKind,
+} from "../lib/text/jobs.ts";
 import { startService } from "./_harness/app.ts";
 import { authHeader, makeImage, upload } from "./_harness/images.ts";
 
@@ -71,4 +76,51 @@ Deno.test("deno task text:backfill recognises every image without text, through 
     (await res.json()).items.map((i: { short_id: string }) => i.short_id),
     uploaded.slice(0, 2).reverse(),
   );
+});
+
+Deno.test("recognition reads as many images at once as it has OCR processes (CAPTION_WORKERS)", async () => {
+  const own = await startService();
+  const queue = await JobQueue.start(own.db.url, captureLogger("warn").log, { maxConnections: 2 });
+  try {
+    const auth = await authHeader(own.app);
+    const ids: string[] = [];
+    for (let i = 0; i < 2; i++) {
+      const res = await upload(own.app, auth, await makeImage("png", 20 + i, 10));
+      ids.push((await res.json()).short_id);
+    }
+    // Each reading waits (up to 10 s) for the other to start: one at a time, none would overlap.
+    let reading = 0, most = 0;
+    const bothIn = Promise.withResolvers<void>();
+    const reader = {
+      read: async () => {
+        most = Math.max(most, ++reading);
+        if (reading === 2) bothIn.resolve();
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        await Promise.race([bothIn.promise, new Promise((r) => timer = setTimeout(r, 10_000))]);
+        clearTimeout(timer);
+        reading--;
+        return { text: "SIDE BY SIDE" };
+      },
+    };
+    await queue.work(recognitionKind({
+      sql: own.services.sql,
+      store: own.s3.store,
+      log: captureLogger("warn").log,
+      reader: () => Promise.resolve(reader),
+      concurrency: 2,
+    }));
+    for (const id of ids) await queue.send(RECOGNITION_QUEUE, { short_id: id }, { key: id });
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      const [{ n }] = await own.db.sql`
+        select count(*)::int as n from images where text = 'SIDE BY SIDE'`;
+      if (n === 2) break;
+      assert.ok(Date.now() < deadline, `${n} of 2 read within 30 s`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    assert.equal(most, 2, "both images were being read at once");
+  } finally {
+    await queue.stop(0);
+    await own.close();
+  }
 });

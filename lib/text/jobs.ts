@@ -40,6 +40,8 @@ export interface RecognitionDeps {
    * waits for a quiet moment, for at most RECOGNITION_YIELD_MS per image.
    */
   busy?: () => boolean;
+  /** Images read at once in this process, one per OCR process (default 1). */
+  concurrency?: number;
 }
 
 /**
@@ -132,6 +134,7 @@ export function recognitionKind(deps: RecognitionDeps): JobKind<{ short_id: stri
     retryDelaySeconds: 30,
     // A recognition is bounded by the recogniser's own limit; this only frees a dead worker's job.
     expireInSeconds: 300,
+    concurrency: deps.concurrency ?? 1,
   };
 }
 
@@ -146,17 +149,20 @@ export async function workRecognition(
     thumbnails: { stats(): { queued: number; busy: number } };
     /** MAX_IMAGE_PIXELS: larger images are not decoded for reading either. */
     maxPixels: number;
+    /** CAPTION_WORKERS: OCR processes, each reading one image at a time. */
+    workers: number;
   },
 ): Promise<() => Promise<void>> {
-  const { sql, store, log, thumbnails, maxPixels } = deps;
+  const { sql, store, log, thumbnails, maxPixels, workers } = deps;
   const reader = lazyReader(async () =>
-    (await import("./recognizer.ts")).CaptionReader.start({ maxPixels })
+    (await import("./recognizer.ts")).CaptionReader.start({ maxPixels, workers })
   );
   await jobs.work(recognitionKind({
     sql,
     store,
     log,
     reader: reader.get,
+    concurrency: workers,
     busy: () => {
       const pool = thumbnails.stats();
       return pool.queued + pool.busy > 0 || ingestingUploads(UPLOAD_QUIET_MS);
