@@ -26,6 +26,7 @@ const SQL_FILES = [
   "008_similar.sql",
   "009_captions.sql",
   "010_image_tag_ids.sql",
+  "011_tag_name_chars.sql",
 ];
 
 /** Arbitrary but fixed key of the advisory lock that serialises migrators. */

@@ -53,6 +53,9 @@ const texts = [
   "99", // and of two
   "x", // one tag, and nothing else
   "q", // nothing
+  "y", // inside two names, found through their characters (few: sorted)
+  "ne", // two characters inside
+  "en", // both characters in two names, but not side by side: nothing
   "happ", // three characters and more: the trigram index
   "app", // inside only
   "al_", // aliases by prefix
