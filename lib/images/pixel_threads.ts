@@ -20,14 +20,15 @@ const SCAN_INTERVAL_MS = 200;
 const TASKS = "/proc/self/task";
 
 /** Lowers libvips' threads now and every SCAN_INTERVAL_MS until stopped. */
-export function lowerPixelThreads(): { scan(): void; stop(): void } {
+export function lowerPixelThreads(): { scan(): boolean; stop(): void } {
   let known = new Set<number>();
-  const scan = () => {
+  /** False when there is no /proc to read (not Linux). */
+  const scan = (): boolean => {
     let tids: number[];
     try {
       tids = [...Deno.readDirSync(TASKS)].map((e) => Number(e.name));
     } catch {
-      return; // no /proc here
+      return false;
     }
     const now = new Set(tids);
     for (const tid of tids) {
@@ -40,12 +41,13 @@ export function lowerPixelThreads(): { scan(): void; stop(): void } {
           setPriority(tid, PIXEL_THREADS_NICE);
         }
       } catch {
-        now.delete(tid); // gone meanwhile; looked at again if it comes back
+        // Gone meanwhile, or not ours to lower (a sandbox may refuse): each thread is tried once.
       }
     }
     known = now;
+    return true;
   };
-  scan();
+  if (!scan()) return { scan, stop: () => {} };
   const timer = setInterval(scan, SCAN_INTERVAL_MS);
   Deno.unrefTimer(timer);
   return { scan, stop: () => clearInterval(timer) };
