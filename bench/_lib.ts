@@ -578,7 +578,7 @@ export interface LoopGaps {
   /** The longest wall-clock gap between two ticks of a 1 ms timer. */
   gap: number;
   /**
-   * The most CPU time the main thread spent between two ticks: how long the loop was really
+   * The most CPU time the loop's thread spent between two ticks: how long the loop was really
    * held, whatever the machine's load (a busy machine also makes the thread wait for a core,
    * which only `gap` counts).
    */
@@ -588,9 +588,13 @@ export interface LoopGaps {
   over20: number;
 }
 
-/** The main thread's time on a CPU so far (ms, ns resolution), from the Linux scheduler. */
-function mainThreadRanMs(): number {
-  const schedstat = Deno.readTextFileSync(`/proc/self/task/${Deno.pid}/schedstat`);
+/**
+ * This thread's time on a CPU so far (ms, ns resolution), from the Linux scheduler: the thread of
+ * the event loop that calls it, which is not always the process's first (`deno test --parallel`
+ * runs each test file on a thread of its own).
+ */
+function loopThreadRanMs(): number {
+  const schedstat = Deno.readTextFileSync("/proc/thread-self/schedstat");
   return Number(schedstat.split(" ")[0]) / 1e6;
 }
 
@@ -601,10 +605,10 @@ function mainThreadRanMs(): number {
 export function watchEventLoop(): { stop(): LoopGaps } {
   const worst: LoopGaps = { gap: 0, ran: 0, over5: 0, over20: 0 };
   let last = performance.now();
-  let lastRan = mainThreadRanMs();
+  let lastRan = loopThreadRanMs();
   const tick = () => {
     const now = performance.now();
-    const ran = mainThreadRanMs();
+    const ran = loopThreadRanMs();
     const gap = now - last;
     worst.gap = Math.max(worst.gap, gap);
     if (gap > 5) worst.over5++;
