@@ -15,7 +15,7 @@
  */
 import { createReadApi } from "./api/read_api.ts";
 import { createShell } from "./app_shell.ts";
-import { createSql, SEARCH_POOL_SIZE } from "./db/client.ts";
+import { createSearchSql, createSql } from "./db/client.ts";
 import { type Config, ConfigError, loadConfig } from "./lib/config.ts";
 import { Logger } from "./lib/log.ts";
 import type { Services } from "./lib/services.ts";
@@ -67,7 +67,7 @@ async function main() {
   const log = new Logger(config.LOG_LEVEL);
   const sql = createSql(config.DATABASE_URL!);
   const probeSql = createSql(config.DATABASE_URL!, { max: 1 });
-  const searchSql = createSql(config.DATABASE_URL!, { max: SEARCH_POOL_SIZE, genericPlans: true });
+  const searchSql = createSearchSql(config.DATABASE_URL!);
   const store = new S3Store(s3Settings(config));
   const app = createReaderApp({ config, sql, probeSql, searchSql, store, log });
 

@@ -31,7 +31,7 @@ export const STATEMENT_TIMEOUT_MS = 4000;
  * Connections of the pool for generic plans (Services.searchSql): searches take a millisecond or
  * two each, and two cores are busy with four at once.
  */
-export const SEARCH_POOL_SIZE = 4;
+const SEARCH_POOL_SIZE = 4;
 
 /** Options of `createSql`. */
 export interface SqlOptions {
@@ -75,6 +75,11 @@ export function createSql(url: string, opts: SqlOptions = {}): Sql {
         : {}),
     },
   });
+}
+
+/** The pool of the autocomplete and the caption search (Services.searchSql): generic plans. */
+export function createSearchSql(url: string): Sql {
+  return createSql(url, { max: SEARCH_POOL_SIZE, genericPlans: true });
 }
 
 const UNAVAILABLE_CODES = new Set([

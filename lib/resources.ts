@@ -4,7 +4,7 @@
  * store under DATA_DIR), with the generated credentials of the embedded default.
  */
 import { join } from "node:path";
-import { createSql, SEARCH_POOL_SIZE, type Sql } from "../db/client.ts";
+import { createSearchSql, createSql, type Sql } from "../db/client.ts";
 import type { Config } from "./config.ts";
 import { localSecrets, lockDataDir, startEmbeddedDatabase } from "./embedded/mod.ts";
 import type { Logger } from "./log.ts";
@@ -64,7 +64,7 @@ export async function openResources(input: Config, log: Logger): Promise<Resourc
   closers.push(() => sql.end({ timeout: 5 }));
   const probeSql = createSql(config.DATABASE_URL!, { max: 1 });
   closers.push(() => probeSql.end({ timeout: 1 }));
-  const searchSql = createSql(config.DATABASE_URL!, { max: SEARCH_POOL_SIZE, genericPlans: true });
+  const searchSql = createSearchSql(config.DATABASE_URL!);
   closers.push(() => searchSql.end({ timeout: 5 }));
   const store = openStore(config);
   return {

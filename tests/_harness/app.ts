@@ -5,7 +5,7 @@
 import { createApp } from "../../app.ts";
 import { migrate } from "../../db/migrate.ts";
 import { type Config, loadConfig } from "../../lib/config.ts";
-import { createSql } from "../../db/client.ts";
+import { createSearchSql, createSql } from "../../db/client.ts";
 import { JobQueue } from "../../lib/jobs/mod.ts";
 import { implicationsJob } from "../../lib/tags/mod.ts";
 import { type CaptionReading, recognitionKind } from "../../lib/text/jobs.ts";
@@ -68,7 +68,7 @@ export async function startService(opts: TestServiceOptions = {}): Promise<TestS
   // The service's own pool, bounded as in production; `db.sql` stays for set-up and inspection.
   const sql = createSql(db.url);
   const probeSql = createSql(db.url, { max: 1 });
-  const searchSql = createSql(db.url, { max: 4, genericPlans: true });
+  const searchSql = createSearchSql(db.url);
   const jobs = opts.jobs ? await JobQueue.start(db.url, log, { maxConnections: 2 }) : undefined;
   if (jobs) await jobs.work(implicationsJob(sql, log));
   const reader = opts.captionReader;
