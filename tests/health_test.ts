@@ -81,6 +81,14 @@ function manualHarness(svc: TestService) {
   };
 }
 
+/** `h` once a first check has passed: there is a last result, taken at `h.clock.now`. */
+async function withLastResult(h: ReturnType<typeof manualHarness>) {
+  const first = h.health.current();
+  h.settle(true);
+  await first;
+  return h;
+}
+
 /** Whether `p` has settled once every timer due before `ms` from now has run. */
 async function settledAfter(p: Promise<unknown>, ms: number): Promise<boolean> {
   let settled = false;
@@ -116,10 +124,7 @@ Deno.test("health checks run once for concurrent probes and at most once a secon
 Deno.test("a slow check does not hold a probe: it gets the last result while that is at most 5 s old", async () => {
   const svc = await startService();
   try {
-    const h = manualHarness(svc);
-    const first = h.health.current();
-    h.settle(true);
-    await first;
+    const h = await withLastResult(manualHarness(svc));
     h.clock.now += 5_000; // exactly 5 s old: still good enough to answer with
     const quick = h.health.current();
     // The check is still running (nothing settles it): the answer cannot have come from it.
@@ -140,10 +145,7 @@ Deno.test("a slow check does not hold a probe: it gets the last result while tha
 Deno.test("only a check's first 10 ms are waited for: later probes get the last result at once", async () => {
   const svc = await startService();
   try {
-    const h = manualHarness(svc);
-    const first = h.health.current();
-    h.settle(true);
-    await first;
+    const h = await withLastResult(manualHarness(svc));
     h.clock.now += 1_001;
     const starter = h.health.current(); // starts a check, and may wait up to 10 ms for it
     h.clock.now += 10;
@@ -162,10 +164,7 @@ Deno.test("only a check's first 10 ms are waited for: later probes get the last 
 Deno.test("a last result over 5 s old is never answered: the probe waits for the running check", async () => {
   const svc = await startService();
   try {
-    const h = manualHarness(svc);
-    const first = h.health.current();
-    h.settle(true);
-    await first;
+    const h = await withLastResult(manualHarness(svc));
     h.clock.now += 5_001;
     const waiting = h.health.current();
     // Far past the 10 ms a probe waits for a running check before it takes the last result.
