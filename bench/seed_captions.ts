@@ -4,7 +4,7 @@
  * made-up words (rank r drawn with probability ~ 1/r, like the tags), upper-cased as recognition
  * returns them, and 5% of the words carry a recognition slip (one letter replaced), which puts
  * near-spellings into the dictionary as real captions do. The words' links are loaded with their
- * count trigger off, then counted once. `--images N`: of the database of N images instead
+ * count trigger off, then counted (and copied onto the images' rows, migration 012) once. `--images N`: of the database of N images instead
  * (bench/seed.ts), which B5 then includes in its caption-word rows.
  */
 import postgres from "postgres";
@@ -105,7 +105,11 @@ export async function seedCaptions(
          alter table image_words enable trigger image_words_count;
          update caption_words w set image_count = c.n
            from (select word_id, count(*)::int as n from image_words group by word_id) c
-           where c.word_id = w.id`,
+           where c.word_id = w.id;
+         update images i set word_ids = l.ids
+           from (select image_id, array_agg(word_id order by word_id) as ids
+                 from image_words group by image_id) l
+           where i.id = l.image_id`,
       );
       for (const table of ["images", "caption_words", "image_words"]) {
         await step(`vacuum analyze ${table}`, `vacuum analyze ${table}`);

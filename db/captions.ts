@@ -9,6 +9,8 @@ import { transaction, withGenericPlan } from "./client.ts";
 import { COLUMNS, type ImageWithTags, MAX_PAGE_ROWS, TAGS } from "./images.ts";
 import { replaceWords } from "./caption_words.ts";
 
+type Fragment = postgres.PendingQuery<postgres.Row[]>;
+
 export type { TextSource } from "./caption_words.ts";
 import type { TextSource } from "./caption_words.ts";
 
@@ -78,16 +80,29 @@ export const SIMILARITY_THRESHOLD = 0.5;
 const NO_SEQ = "9223372036854775807";
 
 /**
+ * What each way of finding a level's images costs, relative to one candidate of a walk with its
+ * probes (about 5 µs at a million images): one entry of a word's posting list in the word index
+ * (images.word_ids, migration 012), and one image row read and checked after it.
+ */
+const POSTING_COST = 0.03;
+const ROW_COST = 0.5;
+
+/**
  * One page of images whose captions carry every word of `words` (from queryWords()), carrying all
  * of `tags` and none of `exclude` (tag names, aliases already resolved): first the images where
  * every word matches exactly, then those where some match only approximately, each newest first.
  *
  * Each query word is looked up in the dictionary of caption words, exactly and by trigram
- * similarity (at most MAX_CANDIDATES_PER_WORD words). Each level is one walk in image order that
- * stops at the page, from the rarer of the two drivers: the words (their images, in
- * image_words (word_id, image_seq)) or the rarest tag (image_tags), with every other condition
- * probed per candidate, as the tag listings do (db/images.ts). The approximate level is only
- * walked when the exact one did not fill the page.
+ * similarity (at most MAX_CANDIDATES_PER_WORD words). Each level's images are found one of two
+ * ways, whichever the words' and tags' counts say is cheaper:
+ * - a walk in image order that stops at the page, from the rarer of the two drivers: the words
+ *   (their images, in image_words (word_id, image_seq)) or the rarest tag (image_tags), with every
+ *   other condition probed per candidate, as the tag listings do (db/images.ts). Cheap when the
+ *   conditions often meet: the page is found early.
+ * - the word index (images.word_ids), which intersects the words' posting lists whole, then reads
+ *   the few images left and checks their tags on the row. Cheap when they rarely meet: a walk
+ *   would read the rarer driver to the end (two mid-popularity words, or a word and a tag).
+ * The approximate level is only looked up when the exact one did not fill the page.
  */
 export async function searchImagesByText(
   sql: Sql,
@@ -97,6 +112,8 @@ export async function searchImagesByText(
     exclude: string[];
     limit: number;
     after: TextCursor | null;
+    /** Each level's way, instead of the cheaper by the counts (tests compare the two). */
+    method?: "walk" | "index";
   },
 ): Promise<TextHit[]> {
   if (!opts.words.length || opts.limit < 1 || opts.limit > MAX_PAGE_ROWS) {
@@ -124,6 +141,58 @@ export async function searchImagesByText(
       select 1 from image_words o where o.image_seq = ${s} and o.word_id + 0 = any(p.ids)))`;
   const d = sql`d.image_seq`;
   const n = opts.words.length;
+  // The word index only pays for two words or more: one word's posting list is what its walk
+  // reads anyway, and the walk stops at the page. For one word the statement leaves the index
+  // out: every branch of a plan costs its start-up even when a one-time condition skips it
+  // (measured: 10% of a one-word search's throughput).
+  const indexed = opts.method === "index" || (opts.method !== "walk" && n > 1);
+  const total = indexed
+    ? sql`total as materialized (
+      select greatest((select reltuples from pg_class where oid = 'images'::regclass), 1)::float8
+        as n),`
+    : sql``;
+  /**
+   * Whether the word index costs less than the walk, for a level whose words have `postings`
+   * entries and are all on a `share` of the images (from `counts`, one per word). The walk reads
+   * its driver (`driven` images) until it has the page, at most to the end: a candidate is a hit
+   * as often as an image carries every other word and tag (independence assumed).
+   */
+  const indexCheaper = (
+    postings: Fragment,
+    counts: Fragment,
+    driven: Fragment,
+  ) => {
+    if (opts.method) return sql`${opts.method === "index"}`;
+    const share = (counts: Fragment) =>
+      sql`exp(coalesce((select sum(ln(least(c::float8 / (select n from total), 1))) from ${counts} x),
+                       0))`;
+    const tags = sql`(select image_count as c from tags where name = any(${opts.tags}::text[]))`;
+    return sql`${postings} * ${sql.unsafe(String(POSTING_COST))}
+        + ${share(counts)} * (select n from total) * ${sql.unsafe(String(ROW_COST))}
+      < least(${driven}, (${opts.limit}::float8 + 1) * ${driven} / (select n from total)
+                         / greatest(${share(counts)} * ${share(tags)}, 1e-300))`;
+  };
+  // The approximate level through the word index: each word has a near spelling on the image.
+  const nearEach = sql.unsafe(
+    opts.words.map((_, k) => `i.word_ids && (select ids from per_word where k = ${k + 1})`)
+      .join(" and "),
+  );
+  /**
+   * A level's images from the word index: those of the images it gives that meet `level` (their
+   * tags checked on the row, migration 010), newest first. `seq + 0`: ANDed with the seq index's
+   * bitmap, the cursor read every image before it (48 ms at a million images).
+   */
+  const fromIndex = (level: Fragment, before: string) =>
+    indexed
+      ? sql`(select i.seq as image_seq from (
+          select i.seq from images i
+          where ${level} and i.tag_ids @> (select ids from tagset)
+            and not i.tag_ids && (select ids from excluded)
+            and i.seq + 0 < (select ${before}::bigint)
+          offset 0) i
+        order by i.seq desc ${scan})
+        union all`
+      : sql``;
   // Planned once per connection: PostgreSQL otherwise plans every search for its own words
   // (2.7 ms at a million images, more than running it), as the estimates depend on them. The
   // plan's shape is fixed by the statement (materialised steps, one-time conditions), so the
@@ -137,10 +206,8 @@ export async function searchImagesByText(
     exact as materialized (
       select q.k, c.id, c.image_count from q join caption_words c on c.word = q.w
       where c.image_count > 0),
-    plan as materialized (
-      select (select count(*) from exact) = ${n} as complete,
-             (select id from exact order by image_count, k limit 1) as driver,
-             coalesce((select min(image_count) from exact), 0) as driver_count),
+    -- How many images there are (the planner's figure), for the word index's choice.
+    ${total}
     tagset as materialized (
       select array(select id from tags where name = any(${opts.tags}::text[])
                    order by image_count, id) as ids,
@@ -148,11 +215,29 @@ export async function searchImagesByText(
                = ${opts.tags.length} as found,
              coalesce((select min(image_count) from tags where name = any(${opts.tags}::text[])),
                       2147483647) as min_count),
+    plan as materialized (
+      select p.*, complete and (select found from tagset) and ${
+      indexed
+        ? indexCheaper(
+          sql`(select sum(image_count) from exact)`,
+          sql`(select image_count as c from exact)`,
+          sql`least(driver_count, (select min_count from tagset))`,
+        )
+        : sql`false`
+    } as indexed
+      from (select (select count(*) from exact) = ${n} as complete,
+                   array(select id from exact) as ids,
+                   (select id from exact order by image_count, k limit 1) as driver,
+                   coalesce((select min(image_count) from exact), 0) as driver_count) p),
     excluded as materialized (
       select array(select id from tags where name = any(${opts.exclude}::text[])) as ids),
     exact_hits as materialized (
+      ${
+      fromIndex(sql`(select indexed from plan) and i.word_ids @> (select ids from plan)`, before2)
+    }
       (select d.image_seq from image_words d
-       where (select complete and driver_count <= (select min_count from tagset) from plan)
+       where (select complete and not indexed and driver_count <= (select min_count from tagset)
+              from plan)
          and (select found from tagset)
          and d.word_id = (select driver from plan)
          and d.image_seq < (select ${before2}::bigint)
@@ -160,7 +245,8 @@ export async function searchImagesByText(
        order by d.image_seq desc ${scan})
       union all
       (select d.image_seq from image_tags d
-       where (select complete and driver_count > (select min_count from tagset) from plan)
+       where (select complete and not indexed and driver_count > (select min_count from tagset)
+              from plan)
          and (select found from tagset)
          and d.tag_id = (select ids[1] from tagset)
          and d.image_seq < (select ${before2}::bigint)
@@ -188,15 +274,32 @@ export async function searchImagesByText(
     -- spelling of some word, so it carries one of that word's others: both hold every near hit.
     -- For one word the others alone always win, as its own spelling's images are exact hits.
     near_plan as materialized (
-      select found, case when others_count <= driver_count then others else driver_ids end
-               as walked,
-             least(others_count, driver_count) as walked_count
+      select w.*, found and (select found from tagset) and ${
+      indexed
+        ? indexCheaper(
+          sql`(select sum(count) from per_word)`,
+          sql`(select count as c from per_word)`,
+          sql`least(walked_count, (select min_count from tagset))`,
+        )
+        : sql`false`
+    } as indexed
+      from (select found, case when others_count <= driver_count then others else driver_ids end
+                     as walked,
+                   least(others_count, driver_count) as walked_count
       from (select (select count(*) from per_word) = ${n} as found,
                    (select ids from per_word order by count, k limit 1) as driver_ids,
                    coalesce((select min(count) from per_word), 0) as driver_count,
                    (select array_agg(o) from per_word, unnest(others) o) as others,
-                   coalesce((select sum(others_count) from per_word), 0) as others_count) w),
+                   coalesce((select sum(others_count) from per_word), 0) as others_count) w) w),
     near_hits as materialized (
+      ${
+      fromIndex(
+        sql`(select count(*) from exact_hits) < ${opts.limit} and (select indexed from near_plan)
+      and ${nearEach}
+      and not ((select complete from plan) and i.word_ids @> (select ids from plan))`,
+        before1,
+      )
+    }
       (select distinct p.image_seq
        from unnest((select walked from near_plan)) w(id)
        cross join lateral (
@@ -205,13 +308,15 @@ export async function searchImagesByText(
            and ${everyNear(d)} and not ${everyExact(d)} and ${tagged(d)}
          order by d.image_seq desc ${scan}) p
        where (select count(*) from exact_hits) < ${opts.limit}
-         and (select found and walked_count <= (select min_count from tagset) from near_plan)
+         and (select found and not indexed and walked_count <= (select min_count from tagset)
+              from near_plan)
          and (select found from tagset)
        order by p.image_seq desc ${scan})
       union all
       (select d.image_seq from image_tags d
        where (select count(*) from exact_hits) < ${opts.limit}
-         and (select found and walked_count > (select min_count from tagset) from near_plan)
+         and (select found and not indexed and walked_count > (select min_count from tagset)
+              from near_plan)
          and (select found from tagset)
          and d.tag_id = (select ids[1] from tagset)
          and d.image_seq < (select ${before1}::bigint)

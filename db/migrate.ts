@@ -27,6 +27,7 @@ const SQL_FILES = [
   "009_captions.sql",
   "010_image_tag_ids.sql",
   "011_tag_name_chars.sql",
+  "012_image_word_ids.sql",
 ];
 
 /** Arbitrary but fixed key of the advisory lock that serialises migrators. */
