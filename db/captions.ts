@@ -145,7 +145,8 @@ export async function searchImagesByText(
   // reads anyway, and the walk stops at the page. For one word the statement leaves the index
   // out: every branch of a plan costs its start-up even when a one-time condition skips it
   // (measured: 10% of a one-word search's throughput).
-  const indexed = opts.method === "index" || (opts.method !== "walk" && n > 1);
+  const indexed = opts.method === "index" ||
+    (opts.method !== "walk" && (n > 1 || opts.tags.length > 0));
   const total = indexed
     ? sql`total as materialized (
       select greatest((select reltuples from pg_class where oid = 'images'::regclass), 1)::float8
@@ -167,10 +168,12 @@ export async function searchImagesByText(
       sql`exp(coalesce((select sum(ln(least(c::float8 / (select n from total), 1))) from ${counts} x),
                        0))`;
     const tags = sql`(select image_count as c from tags where name = any(${opts.tags}::text[]))`;
-    return sql`${postings} * ${sql.unsafe(String(POSTING_COST))}
-        + ${share(counts)} * (select n from total) * ${sql.unsafe(String(ROW_COST))}
+    const hits = sql`${share(counts)} * ${share(tags)}`;
+    return sql`(${postings} + coalesce((select sum(c) from ${tags} x), 0))
+          * ${sql.unsafe(String(POSTING_COST))}
+        + ${hits} * (select n from total) * ${sql.unsafe(String(ROW_COST))}
       < least(${driven}, (${opts.limit}::float8 + 1) * ${driven} / (select n from total)
-                         / greatest(${share(counts)} * ${share(tags)}, 1e-300))`;
+                         / greatest(${hits}, 1e-300))`;
   };
   // The approximate level through the word index: each word has a near spelling on the image.
   const nearEach = sql.unsafe(
@@ -180,13 +183,15 @@ export async function searchImagesByText(
   /**
    * A level's images from the word index: those of the images it gives that meet `level` (their
    * tags checked on the row, migration 010), newest first. `seq + 0`: ANDed with the seq index's
-   * bitmap, the cursor read every image before it (48 ms at a million images).
+   * bitmap, the cursor read every image before it (48 ms at a million images). The tags' condition
+   * only with tags: `@> '{}'` holds for every image, and the tag index would be read whole for it.
    */
   const fromIndex = (level: Fragment, before: string) =>
     indexed
       ? sql`(select i.seq as image_seq from (
           select i.seq from images i
-          where ${level} and i.tag_ids @> (select ids from tagset)
+          where ${level}
+            ${opts.tags.length ? sql`and i.tag_ids @> (select ids from tagset)` : sql``}
             and not i.tag_ids && (select ids from excluded)
             and i.seq + 0 < (select ${before}::bigint)
           offset 0) i

@@ -27,7 +27,7 @@ const SQL_FILES = [
   "009_captions.sql",
   "010_image_tag_ids.sql",
   "011_tag_name_chars.sql",
-  "012_image_word_ids.sql",
+  "012_word_and_tag_index.sql",
 ];
 
 /** Arbitrary but fixed key of the advisory lock that serialises migrators. */
