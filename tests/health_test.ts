@@ -116,6 +116,9 @@ Deno.test("health checks run once for concurrent probes and at most once a secon
     assert.equal(h.checks(), 2, "a probe past the second starts a check");
     h.settle(true);
     assert.deepEqual(await later, OK);
+    h.clock.now += 500;
+    await h.health.current();
+    assert.equal(h.checks(), 2, "the check it started counts from when it ended");
   } finally {
     await svc.close();
   }
@@ -142,11 +145,33 @@ Deno.test("a slow check does not hold a probe: it gets the last result while tha
   }
 });
 
+Deno.test("a steady prober never waits: a result over 1 s old is refreshed behind its answer", async () => {
+  const svc = await startService();
+  try {
+    const h = await withLastResult(manualHarness(svc));
+    h.clock.now += 1_000;
+    const probe = h.health.current();
+    // Settled before any timer of 1 ms or more could fire: it did not wait for the check.
+    assert.equal(await settledAfter(probe, 0), true, "answered at once");
+    assert.deepEqual(await probe, OK);
+    assert.equal(h.checks(), 2, "and started a check");
+    h.clock.now += 10;
+    assert.deepEqual(await h.health.current(), OK, "the last result while it runs");
+    assert.equal(h.checks(), 2, "which later probes share");
+    h.settle(false);
+    await new Promise((r) => setTimeout(r, 0));
+    assert.deepEqual(await h.health.current(), STORAGE_DOWN, "the next probe has its result");
+    assert.equal(h.checks(), 2);
+  } finally {
+    await svc.close();
+  }
+});
+
 Deno.test("only a check's first 10 ms are waited for: later probes get the last result at once", async () => {
   const svc = await startService();
   try {
     const h = await withLastResult(manualHarness(svc));
-    h.clock.now += 1_001;
+    h.clock.now += 1_501; // past the age at which a result is answered without waiting
     const starter = h.health.current(); // starts a check, and may wait up to 10 ms for it
     h.clock.now += 10;
     const later = h.health.current();
