@@ -8,6 +8,7 @@ import type { Sql } from "./client.ts";
 import { transaction, withGenericPlan } from "./client.ts";
 import { COLUMNS, type ImageWithTags, MAX_PAGE_ROWS, TAGS } from "./images.ts";
 import { replaceWords } from "./caption_words.ts";
+import { SIMILARITY_THRESHOLD } from "../lib/text/caption_text.ts";
 
 type Fragment = postgres.PendingQuery<postgres.Row[]>;
 
@@ -70,12 +71,6 @@ export interface TextCursor {
  * caption slips in few ways; more would only add noise and probes.
  */
 export const MAX_CANDIDATES_PER_WORD = 20;
-
-/**
- * Trigram similarity at or above which a dictionary word matches a query word approximately.
- * "facepralm" is 0.58 from "facepalm" (bench/text_quality.ts has the figures behind the choice).
- */
-export const SIMILARITY_THRESHOLD = 0.5;
 
 const NO_SEQ = "9223372036854775807";
 

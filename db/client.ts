@@ -1,5 +1,6 @@
 /** The postgres.js client, and how its failures are told apart. */
 import postgres from "postgres";
+import { SIMILARITY_THRESHOLD } from "../lib/text/caption_text.ts";
 
 /** A postgres.js connection pool. */
 export type Sql = postgres.Sql;
@@ -47,6 +48,8 @@ export interface SqlOptions {
    * connection (see withGenericPlan). For a pool of its own, never the service's main one.
    */
   genericPlans?: boolean;
+  /** More server settings for these connections (name: value). */
+  settings?: Record<string, string>;
 }
 
 /** Opens a pool on `url` (postgres:// or postgresql://). Connections are lazy. */
@@ -66,6 +69,7 @@ export function createSql(url: string, opts: SqlOptions = {}): Sql {
       // No query here reads enough rows to gain from it.
       jit: "off",
       ...(opts.genericPlans ? { plan_cache_mode: "force_generic_plan" } : {}),
+      ...opts.settings,
       ...(bounded
         ? {
           statement_timeout: STATEMENT_TIMEOUT_MS,
@@ -79,7 +83,14 @@ export function createSql(url: string, opts: SqlOptions = {}): Sql {
 
 /** The pool of the autocomplete and the caption search (Services.searchSql): generic plans. */
 export function createSearchSql(url: string): Sql {
-  return createSql(url, { max: SEARCH_POOL_SIZE, genericPlans: true });
+  return createSql(url, {
+    max: SEARCH_POOL_SIZE,
+    genericPlans: true,
+    // The caption search's `%` then reads only the dictionary words it keeps from the trigram
+    // index, not every word past pg_trgm's default 0.3 (0.25 ms against 0.78 ms a word at 57,000
+    // words; B10 at concurrency 8: 10-25% more searches a second).
+    settings: { "pg_trgm.similarity_threshold": String(SIMILARITY_THRESHOLD) },
+  });
 }
 
 const UNAVAILABLE_CODES = new Set([

@@ -7,14 +7,9 @@
  * exact; a merge moves the caption. The recogniser here is a stand-in: lib/text has its own tests.
  */
 import assert from "node:assert/strict";
-import {
-  searchImagesByText,
-  setImageText,
-  SIMILARITY_THRESHOLD,
-  type TextCursor,
-} from "../db/captions.ts";
+import { searchImagesByText, setImageText, type TextCursor } from "../db/captions.ts";
 import { recogniseImage } from "../lib/text/jobs.ts";
-import { queryWords } from "../lib/text/caption_text.ts";
+import { queryWords, SIMILARITY_THRESHOLD } from "../lib/text/caption_text.ts";
 import type { ImageDto, ImagePage } from "../lib/types.ts";
 import { startService } from "./_harness/app.ts";
 import { authHeader, makeImage, upload } from "./_harness/images.ts";

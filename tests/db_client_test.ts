@@ -4,7 +4,13 @@
  */
 import assert from "node:assert/strict";
 import postgres from "postgres";
-import { createSql, isDatabaseUnavailable, withGenericPlan } from "../db/client.ts";
+import {
+  createSearchSql,
+  createSql,
+  isDatabaseUnavailable,
+  withGenericPlan,
+} from "../db/client.ts";
+import { SIMILARITY_THRESHOLD } from "../lib/text/caption_text.ts";
 import { freshDatabase, serverUrl } from "./_harness/db.ts";
 
 Deno.test("the service's connections run with JIT off, name themselves, and time statements out", async () => {
@@ -54,6 +60,18 @@ Deno.test("withGenericPlan runs with generic plans: on a pool made for them with
   } finally {
     await plain.end();
     await generic.end();
+  }
+});
+
+Deno.test("the search pool plans generically and gives pg_trgm the caption search's threshold", async () => {
+  const sql = createSearchSql(serverUrl());
+  try {
+    const [row] = await sql<Record<string, string>[]>`
+      select current_setting('plan_cache_mode') as mode,
+        current_setting('pg_trgm.similarity_threshold') as threshold`;
+    assert.deepEqual(row, { mode: "force_generic_plan", threshold: String(SIMILARITY_THRESHOLD) });
+  } finally {
+    await sql.end();
   }
 });
 

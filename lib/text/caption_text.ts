@@ -15,6 +15,13 @@ export const MAX_WORDS_PER_IMAGE = 64;
 /** Most words of a query that are matched; the rest are ignored. */
 export const MAX_QUERY_WORDS = 8;
 
+/**
+ * Trigram similarity at or above which a dictionary word matches a query word approximately
+ * (db/captions.ts; the search pool gives pg_trgm the same threshold, db/client.ts).
+ * "facepralm" is 0.58 from "facepalm" (bench/text_quality.ts has the figures behind the choice).
+ */
+export const SIMILARITY_THRESHOLD = 0.5;
+
 /** A caption that is too long or not text. */
 export class CaptionTextError extends Error {
   override name = "CaptionTextError";
