@@ -7,6 +7,7 @@ import type postgres from "postgres";
 import type { Sql } from "./client.ts";
 import { transaction, withGenericPlan } from "./client.ts";
 import { COLUMNS, type ImageWithTags, MAX_PAGE_ROWS, TAGS } from "./images.ts";
+import { meantTagIds } from "./tags.ts";
 import { replaceWords } from "./caption_words.ts";
 import { SIMILARITY_THRESHOLD } from "../lib/text/caption_text.ts";
 
@@ -84,7 +85,7 @@ const ROW_COST = 0.5;
 
 /**
  * One page of images whose captions carry every word of `words` (from queryWords()), carrying all
- * of `tags` and none of `exclude` (tag names, aliases already resolved): first the images where
+ * of `tags` and none of `exclude` (tag names or aliases): first the images where
  * every word matches exactly, then those where some match only approximately, each newest first.
  *
  * Each query word is looked up in the dictionary of caption words, exactly and by trigram
@@ -169,7 +170,7 @@ export async function searchImagesByText(
     const share = (counts: Fragment) =>
       sql`exp(coalesce((select sum(ln(least(c::float8 / (select n from total), 1))) from ${counts} x),
                        0))`;
-    const tags = sql`(select image_count as c from tags where name = any(${opts.tags}::text[]))`;
+    const tags = sql`(select image_count as c from tags where id in (select id from wanted))`;
     const hits = sql`${share(counts)} * ${share(tags)}`;
     return sql`(${postings} + coalesce((select sum(c) from ${tags} x), 0))
           * ${sql.unsafe(String(POSTING_COST))}
@@ -215,12 +216,20 @@ export async function searchImagesByText(
       where c.image_count > 0),
     -- How many images there are (the planner's figure), for the word index's choice.
     ${total}
+    -- The tags the names mean (aliases resolved in this statement, no round trip of their own),
+    -- and those excluded. \`found\`: every name means a tag, and none of them is also excluded (a
+    -- walk would probe every image of it to find nothing).
+    wanted as materialized (${meantTagIds(sql, opts.tags)}),
+    excluded as materialized (
+      select array(select id from (${meantTagIds(sql, opts.exclude)}) e where id is not null)
+        as ids),
     tagset as materialized (
-      select array(select id from tags where name = any(${opts.tags}::text[])
+      select array(select id from tags where id in (select id from wanted)
                    order by image_count, id) as ids,
-             (select count(*) from tags where name = any(${opts.tags}::text[]))
-               = ${opts.tags.length} as found,
-             coalesce((select min(image_count) from tags where name = any(${opts.tags}::text[])),
+             not exists (select 1 from wanted where id is null)
+               and not exists (select 1 from wanted
+                               where id = any((select ids from excluded)::bigint[])) as found,
+             coalesce((select min(image_count) from tags where id in (select id from wanted)),
                       2147483647) as min_count),
     plan as materialized (
       select p.*, complete and (select found from tagset) and ${
@@ -236,8 +245,6 @@ export async function searchImagesByText(
                    array(select id from exact) as ids,
                    (select id from exact order by image_count, k limit 1) as driver,
                    coalesce((select min(image_count) from exact), 0) as driver_count) p),
-    excluded as materialized (
-      select array(select id from tags where name = any(${opts.exclude}::text[])) as ids),
     exact_hits as materialized (
       ${
       fromIndex(sql`(select indexed from plan) and i.word_ids @> (select ids from plan)`, before2)

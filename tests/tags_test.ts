@@ -10,6 +10,7 @@ import { sweepPendingDeletes } from "../lib/deleter.ts";
 import type { JobQueue } from "../lib/jobs/mod.ts";
 import { scheduleImplications } from "../lib/tags/mod.ts";
 import { tagCountDrift, until } from "./reliability/_util.ts";
+import { setImageText } from "../db/captions.ts";
 
 const svc = await startService({ jobs: true });
 Deno.test.afterAll(() => svc.close());
@@ -188,6 +189,12 @@ Deno.test("exclusion: happy,-sarcastic; exclusions alone; several; the 50 cap co
   const alias = randomTag("alias");
   await ok(call("PUT", `/tag-aliases/${alias}`, { target: sarcastic }), 201);
   assert.deepEqual(await ids(`tags=${happy},-${alias}`), [c.short_id, a.short_id]);
+  // In a filter of required tags and a caption search too; and an alias of an excluded tag clashes.
+  await setImageText(svc.db.sql, b.short_id, "ALIASED CAPTION", "manual");
+  assert.deepEqual(await ids(`tags=${alias}`), [b.short_id]);
+  assert.deepEqual(await ids(`tags=${alias}&q=aliased caption`), [b.short_id]);
+  assert.deepEqual(await ids(`tags=${happy},${alias},-${sarcastic}`), []);
+  assert.deepEqual(await ids(`tags=${alias},-${sarcastic}&q=aliased`), []);
   const many = Array.from({ length: 25 }, (_, i) => `t${i}`);
   const fifty = [...many, ...many.map((t) => `-x${t}`)].join(",");
   await ok(call("GET", `/images?tags=${fifty}`));
