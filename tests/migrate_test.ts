@@ -129,6 +129,40 @@ Deno.test("migrate() from revision 009 copies each image's tag IDs onto its row"
   }
 });
 
+Deno.test("migrate() from revision 011 copies each image's caption word IDs onto its row", async () => {
+  const db = await freshDatabase();
+  try {
+    await migrate(db.sql, s3.store, { target: "011_tag_name_chars" });
+    await db.sql.unsafe(`
+      insert into images (short_id, hash, content_type, size_bytes, width, height)
+        select 'img' || lpad(i::text, 5, '0'), 'h' || i, 'image/png', 10, 1, 1
+        from generate_series(1, 5) i;
+      insert into caption_words (word) select 'word' || i from generate_series(1, 4) i;
+      insert into image_words (word_id, image_seq, image_id)
+        select w.id, i.seq, i.id from images i join caption_words w on (i.seq + w.id) % 2 = 0`);
+    await migrate(db.sql, s3.store);
+    const rows = await db.sql<{ stored: string[]; links: string[] }[]>`
+      select array(select unnest(i.word_ids)::text order by 1) as stored,
+             array(select word_id::text from image_words where image_id = i.id order by 1) as links
+      from images i`;
+    assert.equal(rows.length, 5);
+    for (const r of rows) assert.deepEqual(r.stored, r.links);
+    assert.ok(rows.every((r) => r.links.length === 2));
+    // From then on the triggers keep it: one more link, then one fewer.
+    await db.sql`insert into image_words (word_id, image_seq, image_id)
+      select w.id, i.seq, i.id from images i, caption_words w
+      where i.short_id = 'img00001' and w.word = 'word2'`;
+    await db
+      .sql`delete from image_words where word_id = (select id from caption_words where word = 'word3')`;
+    const [one] = await db.sql<{ words: string[] }[]>`
+      select array(select word from caption_words where id = any(i.word_ids) order by word) as words
+      from images i where short_id = 'img00001'`;
+    assert.deepEqual(one.words, ["word1", "word2"]);
+  } finally {
+    await db.drop();
+  }
+});
+
 Deno.test("a backfill that dies half-way is completed by the next run", async () => {
   const db = await freshDatabase();
   try {
