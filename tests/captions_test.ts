@@ -7,6 +7,7 @@
  * exact; a merge moves the caption. The recogniser here is a stand-in: lib/text has its own tests.
  */
 import assert from "node:assert/strict";
+import postgres from "postgres";
 import { searchImagesByText, setImageText, type TextCursor } from "../db/captions.ts";
 import { recogniseImage } from "../lib/text/jobs.ts";
 import { queryWords, SIMILARITY_THRESHOLD } from "../lib/text/caption_text.ts";
@@ -256,6 +257,42 @@ Deno.test("q returns exactly what a brute-force query over every caption returns
         assert.deepEqual(found, oracle.map((r) => r.short_id), `${q} ${tags} ${method} ${limit}`);
       }
     }
+  }
+});
+
+Deno.test("a search without tags never reads the tag index", async () => {
+  // `tag_ids @> '{}'` holds for every image, so a plan that reads images_tag_ids_idx for it reads
+  // the whole index: at a million images two-word searches fell to 25 a second. With sequential
+  // scans priced out, the planner takes an index a condition allows: with tags, the tag index.
+  const captured: { query: string; params: unknown[] }[] = [];
+  const traced = postgres(svc.db.url, {
+    max: 1,
+    onnotice: () => {},
+    debug: (_c, query, params) => captured.push({ query, params: params as unknown[] }),
+  });
+  try {
+    const words = ["happy", "fine"];
+    for (const tags of [[], ["some_tag"]]) {
+      captured.length = 0;
+      await searchImagesByText(traced, {
+        words,
+        tags,
+        exclude: [],
+        limit: 10,
+        after: null,
+        method: "index",
+      });
+      const { query, params } = captured.find((c) => /from images i/.test(c.query))!;
+      const [, rows] = await svc.db.sql.begin((tx) => [
+        tx`set local enable_seqscan = off`,
+        tx.unsafe(`explain ${query}`, params as never[]),
+      ]);
+      const plan = (rows as unknown as { "QUERY PLAN": string }[]).map((r) => r["QUERY PLAN"])
+        .join("\n");
+      assert.equal(/images_tag_ids_idx/.test(plan), tags.length > 0, `tags ${tags}:\n${plan}`);
+    }
+  } finally {
+    await traced.end();
   }
 });
 
