@@ -4,11 +4,10 @@
  */
 import type postgres from "postgres";
 import { wordsOf } from "../lib/text/caption_text.ts";
+import type { Fragment } from "./client.ts";
 
 /** Who wrote a caption: recognition, or a person (never overwritten by recognition). */
 export type TextSource = "ocr" | "manual";
-
-type Fragment = postgres.PendingQuery<postgres.Row[]>;
 
 /**
  * The statements that give the image that `image` selects (as `i`) the words of `text`: new

@@ -4,14 +4,12 @@
  * slip like "FACEPRALM" is still found by "facepalm").
  */
 import type postgres from "postgres";
-import type { Sql } from "./client.ts";
+import type { Fragment, Sql } from "./client.ts";
 import { transaction, withGenericPlan } from "./client.ts";
 import { COLUMNS, type ImageWithTags, MAX_PAGE_ROWS, TAGS } from "./images.ts";
 import { meantTagIds } from "./tags.ts";
 import { replaceWords } from "./caption_words.ts";
 import { SIMILARITY_THRESHOLD } from "../lib/text/caption_text.ts";
-
-type Fragment = postgres.PendingQuery<postgres.Row[]>;
 
 export type { TextSource } from "./caption_words.ts";
 import type { TextSource } from "./caption_words.ts";
@@ -121,7 +119,7 @@ export async function searchImagesByText(
   // Level 2 rows come before level 1 rows: after a level 1 cursor there is no level 2 left.
   const before2 = !after ? NO_SEQ : after.level === 2 ? after.seq : "0";
   const before1 = after?.level === 1 ? after.seq : NO_SEQ;
-  const tagged = (s: postgres.PendingQuery<postgres.Row[]>) =>
+  const tagged = (s: Fragment) =>
     sql`not exists (select 1 from unnest((select ids from tagset)) t(id)
       where not exists (select 1 from image_tags o where o.tag_id = t.id and o.image_seq = ${s}))
     and (select 1 from image_tags x
@@ -129,18 +127,17 @@ export async function searchImagesByText(
   const n = opts.words.length;
   // Every query word is one of the image's words (`exact`), or each has a near spelling there.
   // One word is one probe of the primary key: the anti-join costs five times as much per image.
-  const everyExact = (s: postgres.PendingQuery<postgres.Row[]>) =>
+  const everyExact = (s: Fragment) =>
     n === 1
       ? sql`((select complete from plan) and exists (select 1 from image_words o
           where o.word_id = (select driver from plan) and o.image_seq = ${s}))`
       : sql`((select complete from plan) and not exists (select 1 from exact e where not exists (
       select 1 from image_words o where o.word_id = e.id and o.image_seq = ${s})))`;
   // A walk of a word's own images carries it: one word needs no other probe there.
-  const everyOtherExact = (s: postgres.PendingQuery<postgres.Row[]>) =>
-    n === 1 ? sql`true` : everyExact(s);
+  const everyOtherExact = (s: Fragment) => n === 1 ? sql`true` : everyExact(s);
   // `+ 0`: the candidate's few entries are read through image_words_seq_idx and checked against
   // the list, instead of one descent of the primary key per listed word (up to 20).
-  const everyNear = (s: postgres.PendingQuery<postgres.Row[]>) =>
+  const everyNear = (s: Fragment) =>
     sql`not exists (select 1 from per_word p where not exists (
       select 1 from image_words o where o.image_seq = ${s} and o.word_id + 0 = any(p.ids)))`;
   const d = sql`d.image_seq`;
@@ -156,24 +153,22 @@ export async function searchImagesByText(
         as n),`
     : sql``;
   /**
-   * Whether the word index costs less than the walk, for a level whose words have `postings`
-   * entries and are all on a `share` of the images (from `counts`, one per word). The walk reads
-   * its driver (`driven` images) until it has the page, at most to the end: a candidate is a hit
-   * as often as an image carries every other word and tag (independence assumed).
+   * Whether a level takes the word index: when it costs less than the walk. The level's words
+   * have `counts` images each (a sub-select of `c`, one row per word): their postings are read
+   * whole, with the tags', and the images that carry them all are read after. The walk reads its
+   * driver (`driven` images) until it has the page, at most to the end: a candidate is a hit as
+   * often as an image carries every other word and tag (independence assumed).
    */
-  const indexCheaper = (
-    postings: Fragment,
-    counts: Fragment,
-    driven: Fragment,
-  ) => {
+  const indexCheaper = (counts: Fragment, driven: Fragment) => {
+    if (!indexed) return sql`false`;
     if (opts.method) return sql`${opts.method === "index"}`;
+    const tags = sql`(select image_count as c from tags where id in (select id from wanted))`;
+    const postings = (counts: Fragment) => sql`coalesce((select sum(c) from ${counts} x), 0)`;
     const share = (counts: Fragment) =>
       sql`exp(coalesce((select sum(ln(least(c::float8 / (select n from total), 1))) from ${counts} x),
                        0))`;
-    const tags = sql`(select image_count as c from tags where id in (select id from wanted))`;
     const hits = sql`${share(counts)} * ${share(tags)}`;
-    return sql`(${postings} + coalesce((select sum(c) from ${tags} x), 0))
-          * ${sql.unsafe(String(POSTING_COST))}
+    return sql`(${postings(counts)} + ${postings(tags)}) * ${sql.unsafe(String(POSTING_COST))}
         + ${hits} * (select n from total) * ${sql.unsafe(String(ROW_COST))}
       < least(${driven}, (${opts.limit}::float8 + 1) * ${driven} / (select n from total)
                          / greatest(${hits}, 1e-300))`;
@@ -233,13 +228,10 @@ export async function searchImagesByText(
                       2147483647) as min_count),
     plan as materialized (
       select p.*, complete and (select found from tagset) and ${
-      indexed
-        ? indexCheaper(
-          sql`(select sum(image_count) from exact)`,
-          sql`(select image_count as c from exact)`,
-          sql`least(driver_count, (select min_count from tagset))`,
-        )
-        : sql`false`
+      indexCheaper(
+        sql`(select image_count as c from exact)`,
+        sql`least(driver_count, (select min_count from tagset))`,
+      )
     } as indexed
       from (select (select count(*) from exact) = ${n} as complete,
                    array(select id from exact) as ids,
@@ -289,13 +281,10 @@ export async function searchImagesByText(
     -- For one word the others alone always win, as its own spelling's images are exact hits.
     near_plan as materialized (
       select w.*, found and (select found from tagset) and ${
-      indexed
-        ? indexCheaper(
-          sql`(select sum(count) from per_word)`,
-          sql`(select count as c from per_word)`,
-          sql`least(walked_count, (select min_count from tagset))`,
-        )
-        : sql`false`
+      indexCheaper(
+        sql`(select count as c from per_word)`,
+        sql`least(walked_count, (select min_count from tagset))`,
+      )
     } as indexed
       from (select found, case when others_count <= driver_count then others else driver_ids end
                      as walked,

@@ -5,6 +5,9 @@ import { SIMILARITY_THRESHOLD } from "../lib/text/caption_text.ts";
 /** A postgres.js connection pool. */
 export type Sql = postgres.Sql;
 
+/** A piece of SQL written with postgres.js's tagged template, for composing statements. */
+export type Fragment = postgres.PendingQuery<postgres.Row[]>;
+
 /**
  * Reconnect delay in seconds after `retries` consecutive connection errors. The driver's
  * default grows as 3^n/100 up to 20 s with a counter shared by the pool, so after a failover
