@@ -93,7 +93,8 @@ export function createReadModel(
     const limit = q.limit;
     const rows = await retryRead(async () => {
       // Aliases mean their targets in a filter too: the statements resolve them.
-      const [tags, exclude] = [q.tags, q.exclude ?? []];
+      const { tags } = q;
+      const exclude = q.exclude ?? [];
       if (!words.length) {
         const beforeSeq = cursor ? decodeCursor(cursor) : null;
         return await listImages(sql, { tags, exclude, limit: limit + 1, beforeSeq });

@@ -97,70 +97,78 @@ Deno.test("migrate() from revision 002 backfills short IDs and copies objects to
   }
 });
 
-Deno.test("migrate() from revision 009 copies each image's tag IDs onto its row", async () => {
+/** Link rows whose IDs a migration copies onto each image's row, and triggers keep there after. */
+interface RowCopy {
+  /** The revision before the copy. */
+  from: string;
+  /** The dictionary (`tags`), its name column and the prefix of the names made here. */
+  dictionary: string;
+  name: string;
+  prefix: string;
+  /** The links (`image_tags`), their ID column, and the images' column that copies them. */
+  links: string;
+  id: string;
+  copy: string;
+}
+
+/** Five images linked to two of four names each, migrated past `k.from`, then one link more and fewer. */
+async function assertCopiedOntoRows(k: RowCopy) {
   const db = await freshDatabase();
+  const link = (where: string) =>
+    `insert into ${k.links} (image_id, ${k.id}, image_seq)
+     select i.id, d.id, i.seq from images i join ${k.dictionary} d on ${where}`;
   try {
-    await migrate(db.sql, s3.store, { target: "009_captions" });
+    await migrate(db.sql, s3.store, { target: k.from });
     await db.sql.unsafe(`
       insert into images (short_id, hash, content_type, size_bytes, width, height)
         select 'img' || lpad(i::text, 5, '0'), 'h' || i, 'image/png', 10, 1, 1
         from generate_series(1, 5) i;
-      insert into tags (name) select 'tag' || i from generate_series(1, 4) i;
-      insert into image_tags (image_id, tag_id, image_seq)
-        select i.id, t.id, i.seq from images i join tags t on (i.seq + t.id) % 2 = 0`);
+      insert into ${k.dictionary} (${k.name}) select '${k.prefix}' || i from generate_series(1, 4) i;
+      ${link("(i.seq + d.id) % 2 = 0")}`);
     await migrate(db.sql, s3.store);
-    const rows = await db.sql<{ stored: string[]; links: string[] }[]>`
-      select array(select unnest(i.tag_ids)::text order by 1) as stored,
-             array(select tag_id::text from image_tags where image_id = i.id order by 1) as links
-      from images i`;
+    const rows = await db.sql.unsafe<{ stored: string[]; links: string[] }[]>(`
+      select array(select unnest(i.${k.copy})::text order by 1) as stored,
+             array(select ${k.id}::text from ${k.links} where image_id = i.id order by 1) as links
+      from images i`);
     assert.equal(rows.length, 5);
     for (const r of rows) assert.deepEqual(r.stored, r.links);
     assert.ok(rows.every((r) => r.links.length === 2));
     // From then on the triggers keep it: one more link, then one fewer.
-    await db.sql`insert into image_tags (image_id, tag_id, image_seq)
-      select i.id, t.id, i.seq from images i, tags t where i.short_id = 'img00001' and t.name = 'tag2'`;
-    await db.sql`delete from image_tags where tag_id = (select id from tags where name = 'tag3')`;
-    const [one] = await db.sql<{ names: string[] }[]>`
-      select array(select name from tags where id = any(i.tag_ids) order by name) as names
-      from images i where short_id = 'img00001'`;
-    assert.deepEqual(one.names, ["tag1", "tag2"]);
+    await db.sql.unsafe(link(`i.short_id = 'img00001' and d.${k.name} = '${k.prefix}2'`));
+    await db.sql.unsafe(`delete from ${k.links}
+      where ${k.id} = (select id from ${k.dictionary} where ${k.name} = '${k.prefix}3')`);
+    const [one] = await db.sql.unsafe<{ names: string[] }[]>(`
+      select array(select ${k.name} from ${k.dictionary} where id = any(i.${k.copy}) order by 1)
+        as names
+      from images i where short_id = 'img00001'`);
+    assert.deepEqual(one.names, [`${k.prefix}1`, `${k.prefix}2`]);
   } finally {
     await db.drop();
   }
+}
+
+Deno.test("migrate() from revision 009 copies each image's tag IDs onto its row", async () => {
+  await assertCopiedOntoRows({
+    from: "009_captions",
+    dictionary: "tags",
+    name: "name",
+    prefix: "tag",
+    links: "image_tags",
+    id: "tag_id",
+    copy: "tag_ids",
+  });
 });
 
 Deno.test("migrate() from revision 011 copies each image's caption word IDs onto its row", async () => {
-  const db = await freshDatabase();
-  try {
-    await migrate(db.sql, s3.store, { target: "011_tag_name_chars" });
-    await db.sql.unsafe(`
-      insert into images (short_id, hash, content_type, size_bytes, width, height)
-        select 'img' || lpad(i::text, 5, '0'), 'h' || i, 'image/png', 10, 1, 1
-        from generate_series(1, 5) i;
-      insert into caption_words (word) select 'word' || i from generate_series(1, 4) i;
-      insert into image_words (word_id, image_seq, image_id)
-        select w.id, i.seq, i.id from images i join caption_words w on (i.seq + w.id) % 2 = 0`);
-    await migrate(db.sql, s3.store);
-    const rows = await db.sql<{ stored: string[]; links: string[] }[]>`
-      select array(select unnest(i.word_ids)::text order by 1) as stored,
-             array(select word_id::text from image_words where image_id = i.id order by 1) as links
-      from images i`;
-    assert.equal(rows.length, 5);
-    for (const r of rows) assert.deepEqual(r.stored, r.links);
-    assert.ok(rows.every((r) => r.links.length === 2));
-    // From then on the triggers keep it: one more link, then one fewer.
-    await db.sql`insert into image_words (word_id, image_seq, image_id)
-      select w.id, i.seq, i.id from images i, caption_words w
-      where i.short_id = 'img00001' and w.word = 'word2'`;
-    await db
-      .sql`delete from image_words where word_id = (select id from caption_words where word = 'word3')`;
-    const [one] = await db.sql<{ words: string[] }[]>`
-      select array(select word from caption_words where id = any(i.word_ids) order by word) as words
-      from images i where short_id = 'img00001'`;
-    assert.deepEqual(one.words, ["word1", "word2"]);
-  } finally {
-    await db.drop();
-  }
+  await assertCopiedOntoRows({
+    from: "011_tag_name_chars",
+    dictionary: "caption_words",
+    name: "word",
+    prefix: "word",
+    links: "image_words",
+    id: "word_id",
+    copy: "word_ids",
+  });
 });
 
 Deno.test("a backfill that dies half-way is completed by the next run", async () => {
