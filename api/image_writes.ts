@@ -25,7 +25,7 @@ import { bearer, errorResponse, Image, ShortIdParam } from "./schemas.ts";
 import { UploadedImage } from "./similar.ts";
 import { readUploadForm } from "./upload_body.ts";
 import { queueRecognition } from "../lib/text/jobs.ts";
-import { UploadGate } from "./upload_gate.ts";
+import { READ_SLOT_WAIT_MS, READ_SLOTS, ReadSlots, UploadGate } from "./upload_gate.ts";
 
 const TagChange = z.union([
   z.object({ tags: z.array(z.string()) }).strict(),
@@ -41,6 +41,7 @@ export function imageWriteRoutes(services: Services, read: ReadModel) {
   const app = newRouter();
   const auth = requireAuth(config);
   const gate = new UploadGate(64);
+  const reading = new ReadSlots(READ_SLOTS, READ_SLOT_WAIT_MS);
 
   app.openAPIRegistry.registerPath({
     method: "post",
@@ -97,7 +98,10 @@ export function imageWriteRoutes(services: Services, read: ReadModel) {
   });
   app.post("/images", auth, async (c) => {
     using _slot = gate.enter();
-    const form = await readUploadForm(c.req.raw, config.MAX_UPLOAD_BYTES);
+    const form = await (async () => {
+      using _reading = await reading.take();
+      return await readUploadForm(c.req.raw, config.MAX_UPLOAD_BYTES);
+    })();
     try {
       const { created, image, similar } = await ingestImage(
         { ...services, log: c.get("log") },
