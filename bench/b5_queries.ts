@@ -36,6 +36,7 @@ import {
   ms,
   percentile,
   photoJpeg,
+  prewarm,
   random,
   randomHex,
   ROOT,
@@ -664,12 +665,17 @@ if (import.meta.main && N !== IMAGES && !SMOKE && !Deno.args.includes("--json"))
 
     const rows: Row[] = [];
     try {
+      notes.push(
+        `${SEED_DB} read into the file cache before each service (${await prewarm(url)} MB; ` +
+          "bench/_lib.ts prewarm)",
+      );
       const cached = await startService(url, null);
       rows.push(...await mixRows(cached, shapes, "cache on", true));
       rows.push(...await diagnosticRows(cached, cases, "cache on"));
       await cached.stop();
       // Nothing kept between requests: what each query costs at N images.
       const off = "LISTING_CACHE_ENTRIES=0";
+      await prewarm(url);
       const uncached = await startService(url, null, { LISTING_CACHE_ENTRIES: "0" });
       rows.push(...await mixRows(uncached, shapes, off, true));
       rows.push(
