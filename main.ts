@@ -66,8 +66,9 @@ async function main() {
     graceMs: SHUTDOWN_GRACE_MS,
     onStop: async () => {
       stopSweeper();
-      // The reader first: a reading in progress ends at once (its job is retried later)
-      // instead of holding the queue's graceful stop.
+      // No job is taken from here on, then the reader stops: a reading in progress ends at once
+      // (its job is retried later) instead of holding the queue's graceful stop.
+      await jobs.stopTaking();
       await stopReader();
       await jobs.stop();
       thumbnails.close();

@@ -72,6 +72,7 @@ Deno.addSignalListener("SIGTERM", async () => {
   await Promise.race([server.shutdown(), new Promise((r) => setTimeout(r, 2000))]);
   thumbnails.close();
   pixelThreads.stop();
+  await jobs.stopTaking();
   await stopReader();
   await jobs.stop(1000);
   await resources.close();

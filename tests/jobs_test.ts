@@ -131,3 +131,42 @@ Deno.test("a job whose worker died is taken up by another replica", async () => 
   await until(() => done.length === 1, 30_000, "another replica ran it");
   assert.deepEqual(done, [7]);
 });
+
+Deno.test("after stopTaking no job is taken, the running one finishes, and the rest wait untried", async () => {
+  const q = await queue();
+  let release!: () => void;
+  const running = new Promise<void>((r) => release = r);
+  const started: number[] = [];
+  const finished: number[] = [];
+  await q.work<{ n: number }>({
+    name: "draining",
+    concurrency: 2, // one worker stays free to take a job
+    handler: async (j) => {
+      started.push(j.data.n);
+      if (j.data.n === 1) await running;
+      finished.push(j.data.n);
+    },
+  });
+  await q.send("draining", { n: 1 });
+  await until(() => started.length === 1, 10_000, "the first job started");
+  await q.stopTaking();
+  for (let n = 2; n <= 4; n++) await q.send("draining", { n });
+  await new Promise((r) => setTimeout(r, 1500)); // several polls and notifications
+  assert.deepEqual(started, [1], "nothing new is taken");
+  release();
+  await until(() => finished.length === 1, 10_000, "the running job finished");
+  await q.stop();
+  // The others are still queued, with no try spent: another worker runs each of them once.
+  const seen: { n: number; tries: number }[] = [];
+  const next = await queue();
+  await next.work<{ n: number }>({
+    name: "draining",
+    handler: (j) => {
+      seen.push({ n: j.data.n, tries: j.retryCount });
+      return Promise.resolve();
+    },
+  });
+  await until(() => seen.length === 3, 10_000, "the waiting jobs ran");
+  assert.deepEqual(seen.map((s) => s.n).sort(), [2, 3, 4]);
+  assert.ok(seen.every((s) => s.tries === 0), JSON.stringify(seen));
+});

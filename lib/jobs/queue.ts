@@ -78,6 +78,9 @@ const POLL_SECONDS = 1;
 
 /** The job queue of one process. */
 export class JobQueue {
+  /** The queues this process works. */
+  readonly #worked = new Set<string>();
+
   private constructor(private readonly boss: Boss, private readonly log: Logger) {}
 
   /**
@@ -111,6 +114,7 @@ export class JobQueue {
   /** Creates the queue of `kind` (if it is new) and works its jobs in this process. */
   async work<T>(kind: JobKind<T>): Promise<void> {
     await this.declare(kind);
+    this.#worked.add(kind.name);
     await this.boss.work<T>(kind.name, {
       pollingIntervalSeconds: POLL_SECONDS,
       notifyPollingIntervalSeconds: POLL_SECONDS,
@@ -192,6 +196,17 @@ export class JobQueue {
         retryCount: j.retryCount,
         error: errorText(j.output),
       }));
+  }
+
+  /**
+   * Stops taking jobs of every queue this process works; the running ones go on (`stop` waits for
+   * them). For a shutdown that closes what the handlers need before `stop`: a job taken after that
+   * would fail at once and spend one of its tries (at a stop during a backlog of caption readings,
+   * every job the workers could take in the graceful wait failed once: "The caption reader is
+   * closed").
+   */
+  async stopTaking(): Promise<void> {
+    await Promise.all([...this.#worked].map((name) => this.boss.offWork(name, { wait: false })));
   }
 
   /** Stops taking jobs, waits up to `graceMs` for running ones, and closes the pool. */
