@@ -144,8 +144,7 @@ export async function listImages(
   // row is read for the page anyway, where a probe of image_tags per candidate cost a third of
   // a `t2,-t1` page's database time (pgbench at a million images: 6,300-7,000 pages a second
   // probed, 9,300-9,800 so).
-  const carriesNone = (image: postgres.PendingQuery<postgres.Row[]>) =>
-    sql`and not (${image}.tag_ids && (select ids from excluded))`;
+  const carriesNone = sql`and not (i.tag_ids && (select ids from excluded))`;
   const without = (column: postgres.PendingQuery<postgres.Row[]>) =>
     sql`and (select 1 from image_tags x
       where x.tag_id = any((select ids from excluded)::bigint[]) and x.image_seq = ${column} limit 1) is null`;
@@ -153,7 +152,7 @@ export async function listImages(
     return await sql<ImageWithTags[]>`
       with ${excluded}
       select ${COLUMNS(sql)}, ${TAGS(sql)}
-      from (select * from images i where ${before(sql`i.seq`)} ${carriesNone(sql`i`)}
+      from (select * from images i where ${before(sql`i.seq`)} ${carriesNone}
             order by i.seq desc ${scan}) i
       order by i.seq desc limit ${opts.limit}`;
   }
@@ -164,7 +163,7 @@ export async function listImages(
       from (
         select i.* from image_tags d join images i on i.seq = d.image_seq
         where d.tag_id = (select id from wanted)
-          and ${before(sql`d.image_seq`)} ${carriesNone(sql`i`)}
+          and ${before(sql`d.image_seq`)} ${carriesNone}
         order by d.image_seq desc ${scan}
       ) i
       where ${clash(sql`select id from wanted`)}
