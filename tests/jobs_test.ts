@@ -170,3 +170,33 @@ Deno.test("after stopTaking no job is taken, the running one finishes, and the r
   assert.deepEqual(seen.map((s) => s.n).sort(), [2, 3, 4]);
   assert.ok(seen.every((s) => s.tries === 0), JSON.stringify(seen));
 });
+
+Deno.test("a job that fails because the queue is stopping goes back to the queue untried", async () => {
+  const q = await queue();
+  let close!: (e: Error) => void;
+  const closed = new Promise<never>((_, reject) => close = reject);
+  const started: number[] = [];
+  await q.work<{ n: number }>({
+    name: "interrupted",
+    handler: async (j) => {
+      started.push(j.data.n);
+      await closed; // what it needs closes under it, as the caption reader does at a stop
+    },
+  });
+  await q.send("interrupted", { n: 1 });
+  await until(() => started.length === 1, 10_000, "the job started");
+  await q.stopTaking();
+  close(new Error("The caption reader is closed"));
+  await q.stop();
+  const seen: { n: number; tries: number }[] = [];
+  const next = await queue();
+  await next.work<{ n: number }>({
+    name: "interrupted",
+    handler: (j) => {
+      seen.push({ n: j.data.n, tries: j.retryCount });
+      return Promise.resolve();
+    },
+  });
+  await until(() => seen.length === 1, 10_000, "the job ran again");
+  assert.deepEqual(seen, [{ n: 1, tries: 0 }]);
+});

@@ -80,8 +80,14 @@ const POLL_SECONDS = 1;
 export class JobQueue {
   /** The queues this process works. */
   readonly #worked = new Set<string>();
+  /** Set by stopTaking(): jobs that reach a handler from then on go back to the queue untried. */
+  #stopping = false;
 
-  private constructor(private readonly boss: Boss, private readonly log: Logger) {}
+  private constructor(
+    private readonly boss: Boss,
+    private readonly log: Logger,
+    private readonly schema: string,
+  ) {}
 
   /**
    * Connects to the database at `url`, creating or migrating the `jobs` schema (safe with several
@@ -93,9 +99,10 @@ export class JobQueue {
     opts: { maxConnections?: number; schema?: string; superviseSeconds?: number } = {},
   ): Promise<JobQueue> {
     const { PgBoss } = await import("pg-boss");
+    const schema = opts.schema ?? "jobs";
     const boss = new PgBoss({
       connectionString: url,
-      schema: opts.schema ?? "jobs",
+      schema,
       max: opts.maxConnections ?? 3,
       application_name: "reaction-board-jobs",
       persistQueueStats: true,
@@ -108,7 +115,7 @@ export class JobQueue {
     });
     boss.on("error", (err) => log.error("job queue error", { err }));
     await boss.start();
-    return new JobQueue(boss, log);
+    return new JobQueue(boss, log, schema);
   }
 
   /** Creates the queue of `kind` (if it is new) and works its jobs in this process. */
@@ -121,10 +128,14 @@ export class JobQueue {
       batchSize: 1,
       localConcurrency: kind.concurrency ?? 1,
     }, async ([job]) => {
+      // A fetch already under way when the stop began still delivers its job.
+      if (this.#stopping) return await this.#handBack(kind.name, job.id, null);
       const started = performance.now();
       try {
         await kind.handler({ id: job.id, data: job.data, retryCount: job.retryCount ?? 0 });
       } catch (err) {
+        // Interrupted by the stop (the caption reader closes under its job): not the job's fault.
+        if (this.#stopping) return await this.#handBack(kind.name, job.id, err);
         this.log.warn("job failed; it will be retried while tries are left", {
           queue: kind.name,
           job: job.id,
@@ -138,6 +149,31 @@ export class JobQueue {
         ms: Math.round(performance.now() - started),
       });
     });
+  }
+
+  /**
+   * Puts a job taken during the stop back in the queue as it was, its try not spent, for this
+   * replica's next start or another replica. The handler then returns normally, and pg-boss's
+   * completion, which only applies to an active job, leaves it waiting. If the database refuses,
+   * the job fails as any other (`cause`, or the refusal).
+   *
+   * The statement is pg-boss's own `restoreJobs` (plans.js), which its manager uses for jobs it
+   * took beyond a group's limit but does not export: waiting again, with no start, so the next
+   * take does not count a retry (a failed, cancelled or resumed job keeps its start and does).
+   * tests/jobs_test.ts fails if an upgrade changes that.
+   */
+  async #handBack(name: string, id: string, cause: unknown): Promise<void> {
+    try {
+      await this.boss.getDb().executeSql(
+        `update ${this.schema}.job
+         set state = 'created', started_on = null, heartbeat_on = null, upsert_by_key = null
+         where name = $1 and id = $2 and state = 'active'`,
+        [name, id],
+      );
+    } catch (err) {
+      throw cause ?? err;
+    }
+    this.log.info("job handed back untried: the queue is stopping", { queue: name, job: id });
   }
 
   /** Creates the queue of `kind` if it is new, so that jobs can be sent before it is worked. */
@@ -203,9 +239,11 @@ export class JobQueue {
    * them). For a shutdown that closes what the handlers need before `stop`: a job taken after that
    * would fail at once and spend one of its tries (at a stop during a backlog of caption readings,
    * every job the workers could take in the graceful wait failed once: "The caption reader is
-   * closed").
+   * closed"). From here on a job that a fetch already under way still delivers, and a running job
+   * that fails, are handed back untried (#handBack): what fails during a stop is the stop's doing.
    */
   async stopTaking(): Promise<void> {
+    this.#stopping = true;
     await Promise.all([...this.#worked].map((name) => this.boss.offWork(name, { wait: false })));
   }
 
