@@ -237,7 +237,7 @@ Deno.test("q returns exactly what a brute-force query over every caption returns
         `${q} ${tags} (pages of ${limit})`,
       );
       // Each way of finding a level's images (the counts choose one), forced, finds the same.
-      for (const method of ["walk", "index"] as const) {
+      for (const method of ["walk", "index", "merge"] as const) {
         const found: string[] = [];
         let after: TextCursor | null = null;
         for (;;) {
