@@ -343,3 +343,48 @@ Deno.test("merge-into moves the caption when the other image has none", async ()
   assert.deepEqual([merged.text, merged.text_source], ["MOVED WORDS", "manual"]);
   assert.deepEqual(await search({ q: "moved words" }), [into.short_id]);
 });
+
+Deno.test("a word and a tag of similar counts are merged on the search pool's generic plan", async () => {
+  // With the other checks on the word's scan, the generic plan probed the tag per image instead.
+  const tag = `mj_${crypto.randomUUID().slice(0, 6)}`;
+  for (let i = 0; i < 6; i++) {
+    const image = await newImage([tag]);
+    await setImageText(svc.services.sql, image.short_id, i % 2 ? "MERGE ME" : "MERGE", "manual");
+  }
+  const captured: { query: string; params: unknown[] }[] = [];
+  const traced = postgres(svc.db.url, {
+    max: 1,
+    onnotice: () => {},
+    debug: (_c, query, params) => captured.push({ query, params: params as unknown[] }),
+  });
+  try {
+    const rows = await searchImagesByText(traced, {
+      words: ["merge"],
+      tags: [tag],
+      exclude: [],
+      limit: 51,
+      after: null,
+      method: "merge",
+    });
+    assert.equal(rows.length, 6);
+  } finally {
+    await traced.end();
+  }
+  const { query, params } = captured.find((c) => /with q as/.test(c.query))!;
+  const literal = (v: unknown) =>
+    Array.isArray(v)
+      ? `'{${v.map((x) => JSON.stringify(String(x))).join(",")}}'`
+      : v === null
+      ? "null"
+      : `'${String(v).replaceAll("'", "''")}'`;
+  const conn = await svc.services.searchSql!.reserve();
+  try {
+    await conn.unsafe(`prepare merged as ${query}`);
+    const plan = (await conn.unsafe(`explain execute merged(${params.map(literal).join(",")})`))
+      .map((r) => r["QUERY PLAN"]).join("\n");
+    await conn.unsafe("deallocate merged");
+    assert.match(plan, /Merge Join/, plan);
+  } finally {
+    conn.release();
+  }
+});
