@@ -1,4 +1,4 @@
-import { useRef, useState } from "preact/hooks";
+import { useLayoutEffect, useRef, useState } from "preact/hooks";
 import {
   type Caption as CaptionFields,
   CaptionView,
@@ -19,6 +19,10 @@ export default function Caption({ shortId, initial }: { shortId: string; initial
   const [busy, setBusy] = useState(false);
   const [message, setMessage] = useState("");
   const area = useRef<HTMLTextAreaElement>(null);
+  // Focused in the render that shows the editor, so no key pressed after "Edit caption" is lost.
+  useLayoutEffect(() => {
+    if (editing) area.current?.focus();
+  }, [editing]);
 
   const send = async (text: string | null, done: string) => {
     setBusy(true);
@@ -71,7 +75,6 @@ export default function Caption({ shortId, initial }: { shortId: string; initial
             onClick={() => {
               setDraft(caption.text ?? "");
               setEditing(true);
-              setTimeout(() => area.current?.focus());
             }}
           >
             Edit caption

@@ -1,4 +1,4 @@
-import { useEffect, useRef, useState } from "preact/hooks";
+import { useLayoutEffect, useRef, useState } from "preact/hooks";
 import { TagInput } from "../components/TagInput.tsx";
 import { ApiError, apiJson, sendJson, useToken } from "../lib/api_client.ts";
 import type { ImageDto, TagDto } from "../lib/types.ts";
@@ -74,7 +74,10 @@ function WriteControls({ image, tags, onTags }: WriteProps) {
   const [busy, setBusy] = useState(false);
   const [message, setMessage] = useState("");
   const input = useRef<HTMLInputElement>(null);
-  useEffect(() => {
+  // In the same task as the render that shows the editor (an effect runs after paint): keys
+  // pressed right after "Edit tags" land in the input, not on the page (a browser test under load
+  // typed into nothing).
+  useLayoutEffect(() => {
     if (editing) input.current?.focus();
   }, [editing]);
   const path = `/api/v1/images/${encodeURIComponent(image.short_id)}`;

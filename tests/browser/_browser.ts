@@ -100,3 +100,27 @@ export function browserTest(
     }
   });
 }
+
+/**
+ * Watches for the element `id` to appear, and tells whether it had the focus at that moment: in
+ * the task that inserted it, before any later task (an effect after paint, a timer) could move
+ * the focus. Keys a person presses right after opening an editor go where the focus is then.
+ * Call before the action that shows the element; await the result after it.
+ */
+export async function focusedOnArrival(page: Page, id: string): Promise<() => Promise<boolean>> {
+  await page.evaluate((id) => {
+    const w = window as unknown as { __focusedOnArrival?: Promise<boolean> };
+    w.__focusedOnArrival = new Promise((resolve) => {
+      new MutationObserver((_, observer) => {
+        const el = document.getElementById(id);
+        if (!el) return;
+        observer.disconnect();
+        resolve(document.activeElement === el);
+      }).observe(document.body, { childList: true, subtree: true });
+    });
+  }, id);
+  return () =>
+    page.evaluate(() =>
+      (window as unknown as { __focusedOnArrival: Promise<boolean> }).__focusedOnArrival
+    );
+}

@@ -10,7 +10,12 @@ import type { Page } from "playwright-core";
 import { setImageText } from "../../db/captions.ts";
 import { startService } from "../_harness/app.ts";
 import { authHeader, randomTag, upload } from "../_harness/images.ts";
-import { browserTest as registerBrowserTest, launchBrowser, serve } from "./_browser.ts";
+import {
+  browserTest as registerBrowserTest,
+  focusedOnArrival,
+  launchBrowser,
+  serve,
+} from "./_browser.ts";
 
 const ROOT = new URL("../../", import.meta.url);
 try {
@@ -123,11 +128,9 @@ browserTest("signed in, the detail page corrects the words by keyboard", true, a
   await ready(page);
   await page.locator(".caption-box q", { hasText: "SIPS TEE" }).waitFor();
   await page.getByRole("button", { name: "Edit caption" }).focus();
+  const focused = await focusedOnArrival(page, "edit-caption");
   await page.keyboard.press("Enter");
-  const area = page.getByLabel("The words printed on the image");
-  await area.waitFor();
-  // The editor takes the focus on the next turn; keys sent before would go to the page.
-  await page.waitForFunction(() => document.activeElement?.id === "edit-caption");
+  assert.ok(await focused(), "the editor has the focus when it appears");
   await page.keyboard.press("Control+a");
   await page.keyboard.type("sips tea");
   await page.keyboard.press("Tab");

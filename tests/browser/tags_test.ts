@@ -7,7 +7,12 @@ import assert from "node:assert/strict";
 import type { Page } from "playwright-core";
 import { startService } from "../_harness/app.ts";
 import { authHeader, makeImage, upload } from "../_harness/images.ts";
-import { browserTest as registerBrowserTest, launchBrowser, serve } from "./_browser.ts";
+import {
+  browserTest as registerBrowserTest,
+  focusedOnArrival,
+  launchBrowser,
+  serve,
+} from "./_browser.ts";
 
 const ROOT = new URL("../../", import.meta.url);
 try {
@@ -134,8 +139,11 @@ browserTest("the tag editor suggests as you type", true, async (page) => {
   await page.goto(`${server.url}/i/${happyOnly}`);
   await ready(page);
   await page.getByRole("button", { name: "Edit tags" }).focus();
+  const focused = await focusedOnArrival(page, "edit-tags");
   await page.keyboard.press("Enter");
-  await page.locator("#edit-tags").waitFor();
+  // Typed at once, as a person does: the input has the focus from the moment it appears (it
+  // took it after paint, and under load the keys went to the page).
+  assert.ok(await focused(), "the tag input has the focus when it appears");
   await page.keyboard.press("End");
   await page.keyboard.type(", laug");
   await page.locator("#edit-tags-options li", { hasText: "laughing" }).waitFor();
