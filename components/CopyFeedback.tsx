@@ -1,4 +1,4 @@
-import { useEffect, useRef, useState } from "preact/hooks";
+import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 import { ClipboardRefused, copyImageAsPng, copyText } from "../lib/sharing/clipboard.ts";
 
 /** What the user asked to copy, and how to copy it by hand if the browser refuses. */
@@ -18,7 +18,8 @@ export function useCopier(idPrefix: string) {
   const field = useRef<HTMLInputElement>(null);
   const timer = useRef<ReturnType<typeof setTimeout>>();
   useEffect(() => () => clearTimeout(timer.current), []);
-  useEffect(() => {
+  // In the render that shows the field, so that Ctrl+C pressed at once copies its text.
+  useLayoutEffect(() => {
     field.current?.focus();
     field.current?.select();
   }, [fallback]);
