@@ -31,6 +31,10 @@ import {
   zipf,
 } from "./_lib.ts";
 import { captionCorpus, type CaptionImage } from "../tests/_harness/caption_corpus.ts";
+import { SEARCH_SETTINGS } from "../db/client.ts";
+import { searchImagesByText } from "../db/captions.ts";
+import { queryWords } from "../lib/text/caption_text.ts";
+import { explainCase, type PlanCase } from "./_plans.ts";
 import { SEED_DB, TAGS } from "./seed.ts";
 import { captionWord, seedCaptions, WORDS } from "./seed_captions.ts";
 
@@ -214,8 +218,65 @@ async function search(notes: string[]): Promise<Row[]> {
         met: res.p99 < 20 && res.errors === 0,
       });
     }
+    notes.push(await writePlans(phrases[0]));
   } finally {
     await svc.stop();
   }
   return rows;
+}
+
+/**
+ * bench/plans/caption_*.txt: the generic plans of one word, two words, and a word with a tag
+ * whose counts are close (merged) and far apart, so that a plan that changes at a
+ * million images shows in a diff (the tests' small database plans differently).
+ */
+async function writePlans(phrase: string): Promise<string> {
+  const url = databaseUrl(SEED_DB);
+  const admin = postgres(url, { max: 1, onnotice: () => {} });
+  const pick = async (near: boolean) => {
+    const [row] = await admin<{ word: string; tag: string }[]>`
+      select w.word, t.name as tag from caption_words w cross join lateral (
+        select name from tags t
+        where ${
+      near
+        ? admin`t.image_count between w.image_count / 3 and w.image_count * 3`
+        : admin`t.image_count * 25 < w.image_count`
+    }
+        order by t.image_count desc, t.id limit 1) t
+      where w.image_count between ${near ? 2000 : 30000} and ${near ? 6000 : 60000}
+      order by w.image_count desc, w.id limit 1`;
+    return row;
+  };
+  const near = await pick(true);
+  const far = await pick(false);
+  await admin.end();
+  const search = (words: string[], tags: string[]) => (sql: postgres.Sql) =>
+    searchImagesByText(sql as never, { words, tags, exclude: [], limit: 51, after: null });
+  const q = (words: string[], tags: string[] = []) =>
+    `/api/v1/images?q=${encodeURIComponent(words.join(" "))}${
+      tags.length ? `&tags=${tags.join(",")}` : ""
+    }`;
+  const cases: PlanCase[] = [
+    [[near.word], []],
+    [queryWords(phrase), []],
+    [[near.word], [near.tag]],
+    [[far.word], [far.tag]],
+  ].map(([words, tags], i) => ({
+    name: [
+      "caption_one_word",
+      "caption_two_words",
+      "caption_word_tag_merged",
+      "caption_word_tag_far",
+    ][i],
+    path: q(words, tags),
+    sql: search(words, tags),
+  }));
+  const dir = new URL("./plans/", import.meta.url);
+  const settings = { ...SEARCH_SETTINGS, plan_cache_mode: "force_generic_plan" };
+  for (const c of cases) {
+    await Deno.writeTextFile(new URL(`${c.name}.txt`, dir), await explainCase(url, c, settings));
+  }
+  return `plans: bench/plans/caption_*.txt (the generic plans of ${
+    cases.map((c) => c.path).join(", ")
+  }, on the search pool's settings)`;
 }

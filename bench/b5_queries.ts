@@ -49,6 +49,7 @@ import {
   x,
   zipf,
 } from "./_lib.ts";
+import { explainCase, type PlanCase } from "./_plans.ts";
 import { IMAGES, imagesArg, scaleName, seed, seedDb, TAGS } from "./seed.ts";
 import { captionWord, seedCaptions, WORDS } from "./seed_captions.ts";
 
@@ -152,60 +153,11 @@ const SHAPES: Shape[] = [
   },
 ];
 
-interface Case {
-  name: string;
-  path: string;
-  /** The same call the read model makes for this request. */
-  sql: (sql: postgres.Sql) => Promise<unknown>;
-}
-
 /** What the API passes down for a page: limit + 1 rows, tags as given. */
 const page = (tags: string[], beforeSeq: string | null = null) => (sql: postgres.Sql) =>
   listImages(sql, { tags, limit: 51, beforeSeq });
 const tagList = (q: Partial<ListTagsQuery>) => (sql: postgres.Sql) =>
   listTags(sql, { sort: "name", limit: 100, offset: 0, ...q });
-
-async function explain(url: string, c: Case): Promise<string> {
-  const captured: { query: string; params: unknown[] }[] = [];
-  const traced = postgres(url, {
-    max: 1,
-    onnotice: () => {},
-    debug: (_conn, query, params) => captured.push({ query, params: params as unknown[] }),
-  });
-  // The service's session settings (db/client.ts), so the plans are the ones it gets.
-  const plain = postgres(url, { max: 1, onnotice: () => {}, connection: { jit: "off" } });
-  try {
-    await c.sql(traced);
-    const out = [`# ${c.name}`, `# GET ${c.path}`, ""];
-    for (const { query, params } of captured) {
-      if (query.includes("pg_catalog.pg_type")) continue; // postgres.js's own type lookup
-      out.push("-- query:", query.trim(), `-- parameters: ${JSON.stringify(params)}`, "");
-      const rows = await plain.unsafe(
-        `explain (analyze, buffers) ${query}`,
-        params as postgres.ParameterOrJSON<never>[],
-      );
-      out.push("-- custom plan (this execution's parameters):");
-      out.push(...rows.map((r) => r["QUERY PLAN"] as string), "");
-      if (params.length === 0) continue;
-      // The service's statements are prepared by postgres.js; after 5 executions PostgreSQL may
-      // keep a generic plan. Show that one too.
-      const literal = (v: unknown) => `'${String(v).replaceAll("'", "''")}'`;
-      await plain.unsafe(`prepare bench_q as ${query}`);
-      await plain.unsafe(`set plan_cache_mode = force_generic_plan`);
-      const generic = await plain.unsafe(
-        `explain (analyze, buffers) execute bench_q(${params.map(literal).join(", ")})`,
-      );
-      await plain.unsafe(`reset plan_cache_mode`);
-      await plain.unsafe(`deallocate bench_q`);
-      out.push("-- generic plan (what a prepared statement may switch to):");
-      out.push(...generic.map((r) => r["QUERY PLAN"] as string), "");
-    }
-    return out.join("\n");
-  } finally {
-    await traced.end();
-    await plain.end();
-  }
-}
 
 /** Pids of every process named postgres (the server and its backends). */
 async function postgresPids(): Promise<number[]> {
@@ -302,7 +254,11 @@ async function mixRows(
 }
 
 /** The repeated-URL cases on `svc`, one diagnostic row each. */
-async function diagnosticRows(svc: ServiceProcess, cases: Case[], mode: string): Promise<Row[]> {
+async function diagnosticRows(
+  svc: ServiceProcess,
+  cases: PlanCase[],
+  mode: string,
+): Promise<Row[]> {
   const rows: Row[] = [];
   for (const c of cases) {
     const path = () => c.path;
@@ -639,7 +595,7 @@ if (import.meta.main && N !== IMAGES && !SMOKE && !Deno.args.includes("--json"))
     );
     const cursor = encodeCursor(after.seq);
     const cursorT1 = encodeCursor(afterT1.seq);
-    const cases: Case[] = [
+    const cases: PlanCase[] = [
       { name: "newest", path: "/api/v1/images", sql: page([]) },
       { name: "tag_popular", path: "/api/v1/images?tags=t1", sql: page(["t1"]) },
       { name: "tag_rare", path: "/api/v1/images?tags=t9000", sql: page(["t9000"]) },
@@ -693,7 +649,7 @@ if (import.meta.main && N !== IMAGES && !SMOKE && !Deno.args.includes("--json"))
 
     await Deno.mkdir(PLANS_DIR, { recursive: true });
     for (const c of cases) {
-      await Deno.writeTextFile(new URL(`${c.name}.txt`, PLANS_DIR), await explain(url, c));
+      await Deno.writeTextFile(new URL(`${c.name}.txt`, PLANS_DIR), await explainCase(url, c));
     }
     notes.push(
       SMOKE || N !== IMAGES
