@@ -110,8 +110,8 @@ const MERGE_MAX_IMAGES = 50_000;
  *   the few images left and checks their tags on the row. Cheap when they rarely meet: a walk
  *   would read the rarer driver to the end (two mid-popularity words, or a word and a tag).
  * The exact level has a third way, taken before the other two when a search has tags and its
- * rarest word's and rarest tag's image counts are within MERGE_MAX_RATIO of each other: both lists
- * read in image order at once (a merge join, about 0.1 µs an entry, where a walk's candidate with
+ * rarest word's and rarest tag's image counts are within MERGE_MAX_RATIO of each other (and
+ * MERGE_MAX_IMAGES together): both lists read in image order at once (a merge join, about 0.1 µs an entry, where a walk's candidate with
  * its probes costs 3-4 µs), the other conditions checked on the images both carry.
  * The approximate level is only looked up when the exact one did not fill the page.
  */
@@ -218,7 +218,8 @@ export async function searchImagesByText(
       : sql``;
   /**
    * Whether a level merges its driving word's images (`count`) with the rarest tag's: with tags,
-   * when neither has more than MERGE_MAX_RATIO times the other's images.
+   * when neither has more than MERGE_MAX_RATIO times the other's images and both together at most
+   * MERGE_MAX_IMAGES.
    */
   const merges = (count: Fragment) => {
     if (!opts.tags.length || (opts.method && opts.method !== "merge")) return sql`false`;
