@@ -13,6 +13,7 @@ import { recogniseImage } from "../lib/text/jobs.ts";
 import { queryWords, SIMILARITY_THRESHOLD } from "../lib/text/caption_text.ts";
 import type { ImageDto, ImagePage } from "../lib/types.ts";
 import { startService } from "./_harness/app.ts";
+import { explainWith, sentStatement } from "./_harness/plans.ts";
 import { authHeader, makeImage, upload } from "./_harness/images.ts";
 
 /** What the stand-in recogniser reads on every image, and how often it was asked. */
@@ -264,17 +265,10 @@ Deno.test("a search without tags never reads the tag index", async () => {
   // `tag_ids @> '{}'` holds for every image, so a plan that reads images_tag_ids_idx for it reads
   // the whole index: at a million images two-word searches fell to 25 a second. With sequential
   // scans priced out, the planner takes an index a condition allows: with tags, the tag index.
-  const captured: { query: string; params: unknown[] }[] = [];
-  const traced = postgres(svc.db.url, {
-    max: 1,
-    onnotice: () => {},
-    debug: (_c, query, params) => captured.push({ query, params: params as unknown[] }),
-  });
-  try {
-    const words = ["happy", "fine"];
-    for (const tags of [[], ["some_tag"]]) {
-      captured.length = 0;
-      await searchImagesByText(traced, {
+  const words = ["happy", "fine"];
+  for (const tags of [[], ["some_tag"]]) {
+    const search = (sql: postgres.Sql) =>
+      searchImagesByText(sql, {
         words,
         tags,
         exclude: [],
@@ -282,17 +276,9 @@ Deno.test("a search without tags never reads the tag index", async () => {
         after: null,
         method: "index",
       });
-      const { query, params } = captured.find((c) => /from images i/.test(c.query))!;
-      const [, rows] = await svc.db.sql.begin((tx) => [
-        tx`set local enable_seqscan = off`,
-        tx.unsafe(`explain ${query}`, params as never[]),
-      ]);
-      const plan = (rows as unknown as { "QUERY PLAN": string }[]).map((r) => r["QUERY PLAN"])
-        .join("\n");
-      assert.equal(/images_tag_ids_idx/.test(plan), tags.length > 0, `tags ${tags}:\n${plan}`);
-    }
-  } finally {
-    await traced.end();
+    const statement = await sentStatement(svc.db.url, search, /from images i/);
+    const plan = await explainWith(svc.db.sql, statement, { enable_seqscan: "off" });
+    assert.equal(/images_tag_ids_idx/.test(plan), tags.length > 0, `tags ${tags}:\n${plan}`);
   }
 });
 
@@ -351,14 +337,9 @@ Deno.test("a word and a tag of similar counts are merged on the search pool's ge
     const image = await newImage([tag]);
     await setImageText(svc.services.sql, image.short_id, i % 2 ? "MERGE ME" : "MERGE", "manual");
   }
-  const captured: { query: string; params: unknown[] }[] = [];
-  const traced = postgres(svc.db.url, {
-    max: 1,
-    onnotice: () => {},
-    debug: (_c, query, params) => captured.push({ query, params: params as unknown[] }),
-  });
-  try {
-    const rows = await searchImagesByText(traced, {
+  let found = 0;
+  const search = async (sql: postgres.Sql) => {
+    const rows = await searchImagesByText(sql, {
       words: ["merge"],
       tags: [tag],
       exclude: [],
@@ -366,25 +347,12 @@ Deno.test("a word and a tag of similar counts are merged on the search pool's ge
       after: null,
       method: "merge",
     });
-    assert.equal(rows.length, 6);
-  } finally {
-    await traced.end();
-  }
-  const { query, params } = captured.find((c) => /with q as/.test(c.query))!;
-  const literal = (v: unknown) =>
-    Array.isArray(v)
-      ? `'{${v.map((x) => JSON.stringify(String(x))).join(",")}}'`
-      : v === null
-      ? "null"
-      : `'${String(v).replaceAll("'", "''")}'`;
-  const conn = await svc.services.searchSql!.reserve();
-  try {
-    await conn.unsafe(`prepare merged as ${query}`);
-    const plan = (await conn.unsafe(`explain execute merged(${params.map(literal).join(",")})`))
-      .map((r) => r["QUERY PLAN"]).join("\n");
-    await conn.unsafe("deallocate merged");
-    assert.match(plan, /Merge Join/, plan);
-  } finally {
-    conn.release();
-  }
+    found = rows.length;
+  };
+  const statement = await sentStatement(svc.db.url, search, /with q as/);
+  assert.equal(found, 6);
+  const plan = await explainWith(svc.services.searchSql!, statement, {
+    plan_cache_mode: "force_generic_plan",
+  });
+  assert.match(plan, /Merge Join/, plan);
 });

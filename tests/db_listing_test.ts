@@ -7,12 +7,12 @@
  * much database CPU as running the page at a million images (bench B5).
  */
 import assert from "node:assert/strict";
-import postgres from "postgres";
 import { createSql } from "../db/client.ts";
 import { listImages, MERGE_MAX_RATIO } from "../db/images.ts";
 import { migrate } from "../db/migrate.ts";
 import { FsStore } from "../lib/storage/fs.ts";
 import { freshDatabase } from "./_harness/db.ts";
+import { explainWith, sentStatement } from "./_harness/plans.ts";
 
 const db = await freshDatabase();
 Deno.test.afterAll(() => db.drop());
@@ -197,20 +197,12 @@ Deno.test("an exclusion is checked per candidate, never by reading every image o
   // `not exists` was turned into a hash anti-join that read all of the excluded tag's images
   // first: 1.1 s for `t2,-t1` at a million images (bench B9), against 1.7 ms probed.
   for (const tags of [[], ["t2"], ["t2", "t3"]]) {
-    const captured: { query: string; params: unknown[] }[] = [];
-    const traced = postgres(db.url, {
-      max: 1,
-      onnotice: () => {},
-      debug: (_c, query, params) => captured.push({ query, params: params as unknown[] }),
-    });
-    try {
-      await listImages(traced, { tags, exclude: ["t1"], limit: 51, beforeSeq: null });
-    } finally {
-      await traced.end();
-    }
-    const { query, params } = captured.find((c) => /from images i|image_tags d/.test(c.query))!;
-    const plan = (await db.sql.unsafe(`explain ${query}`, params as never[]))
-      .map((r) => r["QUERY PLAN"]).join("\n");
+    const statement = await sentStatement(
+      db.url,
+      (sql) => listImages(sql, { tags, exclude: ["t1"], limit: 51, beforeSeq: null }),
+      /from images i|image_tags d/,
+    );
+    const plan = await explainWith(db.sql, statement);
     assert.ok(!/Hash (Anti|Right Anti)/.test(plan), `${tags}:\n${plan}`);
     if (tags.length < 2) {
       // Checked on the candidate's own row, which the page reads anyway.
@@ -226,24 +218,12 @@ Deno.test("two tags of similar size are merged in image order, exclusions or not
   // A probe on the first tag's scan had turned the merge into a probe per image of that tag in
   // the generic plan that the service keeps (B5's two-tag listings: p99 29-37 ms, 20-22 merged).
   for (const exclude of [[], ["t150"]]) {
-    const captured: { query: string; params: unknown[] }[] = [];
-    const traced = postgres(db.url, {
-      max: 1,
-      onnotice: () => {},
-      debug: (_c, query, params) => captured.push({ query, params: params as unknown[] }),
-    });
-    try {
-      await listImages(traced, { tags: ["t1", "t2"], exclude, limit: 51, beforeSeq: null });
-    } finally {
-      await traced.end();
-    }
-    const { query, params } = captured.find((c) => /image_tags d/.test(c.query))!;
-    const [, rows] = await db.sql.begin((tx) => [
-      tx`set local plan_cache_mode = force_generic_plan`,
-      tx.unsafe(`explain ${query}`, params as never[]),
-    ]);
-    const plan = (rows as unknown as { "QUERY PLAN": string }[]).map((r) => r["QUERY PLAN"])
-      .join("\n");
+    const statement = await sentStatement(
+      db.url,
+      (sql) => listImages(sql, { tags: ["t1", "t2"], exclude, limit: 51, beforeSeq: null }),
+      /image_tags d/,
+    );
+    const plan = await explainWith(db.sql, statement, { plan_cache_mode: "force_generic_plan" });
     assert.match(plan, /Merge Join/, `exclude ${exclude}:\n${plan}`);
   }
 });
