@@ -67,7 +67,7 @@ async function main() {
     onStop: async () => {
       stopSweeper();
       // No job is taken from here on, then the reader stops: a reading in progress ends at once
-      // (its job is retried later) instead of holding the queue's graceful stop.
+      // (its job goes back to the queue untried) instead of holding the queue's graceful stop.
       await jobs.stopTaking();
       await stopReader();
       await jobs.stop();

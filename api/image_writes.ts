@@ -98,10 +98,11 @@ export function imageWriteRoutes(services: Services, read: ReadModel) {
   });
   app.post("/images", auth, async (c) => {
     using _slot = gate.enter();
-    const form = await (async () => {
+    let form;
+    {
       using _reading = await reading.take();
-      return await readUploadForm(c.req.raw, config.MAX_UPLOAD_BYTES);
-    })();
+      form = await readUploadForm(c.req.raw, config.MAX_UPLOAD_BYTES);
+    }
     try {
       const { created, image, similar } = await ingestImage(
         { ...services, log: c.get("log") },
