@@ -124,3 +124,16 @@ export async function focusedOnArrival(page: Page, id: string): Promise<() => Pr
       (window as unknown as { __focusedOnArrival: Promise<boolean> }).__focusedOnArrival
     );
 }
+
+/**
+ * Resolves once the page has loaded and its islands have hydrated (lib/islands/boot.ts marks
+ * `<html>`): islands load by dynamic import after the load event, and a button pressed before
+ * its island hydrated does nothing (a CI run waited 30 s for the library's copy fallback so).
+ */
+export function hydrated(page: Page): Promise<unknown> {
+  return page.waitForFunction(() =>
+    document.readyState === "complete" &&
+    (!document.querySelector("[data-island]") ||
+      document.documentElement.hasAttribute("data-hydrated"))
+  );
+}

@@ -13,6 +13,7 @@ import { authHeader, randomTag, upload } from "../_harness/images.ts";
 import {
   browserTest as registerBrowserTest,
   focusedOnArrival,
+  hydrated,
   launchBrowser,
   serve,
 } from "./_browser.ts";
@@ -80,14 +81,12 @@ async function seed(words: string, tags: string[], text: string | null): Promise
 const browserTest = (name: string, signedIn: boolean, fn: (page: Page) => Promise<void>) =>
   registerBrowserTest(name, () => browser, signedIn ? TOKEN : null, fn);
 
-const ready = (page: Page) => page.waitForFunction(() => document.readyState === "complete");
-
 browserTest(
   "a fresh upload's row shows its words once they are read, with no reload",
   true,
   async (page) => {
     await page.goto(`${server.url}/upload`);
-    await ready(page);
+    await hydrated(page);
     await page.locator("input[type=file]").setInputFiles([
       { name: "fine.jpg", mimeType: "image/jpeg", buffer: Buffer.from(await meme("THIS IS FINE")) },
     ]);
@@ -106,7 +105,7 @@ browserTest("the search field finds images by tags and words together", false, a
   await seed("EYE ROLL", [tag], "EYE ROLL");
   await seed("THIS IS FINE", ["elsewhere"], "THIS IS FINE");
   await page.goto(`${server.url}/`);
-  await ready(page);
+  await hydrated(page);
   await page.keyboard.press("/");
   await page.keyboard.type(`${tag} this is fine`);
   await page.keyboard.press("Escape"); // close the suggestions
@@ -125,7 +124,7 @@ browserTest("the search field finds images by tags and words together", false, a
 browserTest("signed in, the detail page corrects the words by keyboard", true, async (page) => {
   const id = await seed("SIPS TEA", [randomTag("tea")], "SIPS TEE");
   await page.goto(`${server.url}/i/${id}`);
-  await ready(page);
+  await hydrated(page);
   await page.locator(".caption-box q", { hasText: "SIPS TEE" }).waitFor();
   await page.getByRole("button", { name: "Edit caption" }).focus();
   const focused = await focusedOnArrival(page, "edit-caption");
@@ -145,7 +144,7 @@ browserTest("signed in, the detail page corrects the words by keyboard", true, a
 browserTest("signed out, the words show without write controls", false, async (page) => {
   const id = await seed("EYE ROLL", [randomTag("eye")], "EYE ROLL");
   await page.goto(`${server.url}/i/${id}`);
-  await ready(page);
+  await hydrated(page);
   await page.locator(".caption-box q", { hasText: "EYE ROLL" }).waitFor();
   assert.equal(await page.getByRole("button", { name: "Edit caption" }).count(), 0);
 });

@@ -13,7 +13,7 @@ import { makeThumbnail } from "../../lib/images/thumbnails/make_thumbnail.ts";
 import type { ImageDto } from "../../lib/types.ts";
 import { startService } from "../_harness/app.ts";
 import { authHeader, upload } from "../_harness/images.ts";
-import { BROWSER, CHROMIUM_ARGS, collectErrors, serve, WAIT_MS } from "./_browser.ts";
+import { BROWSER, CHROMIUM_ARGS, collectErrors, hydrated, serve, WAIT_MS } from "./_browser.ts";
 import { face } from "./_faces.ts";
 
 const ROOT = new URL("../../", import.meta.url);
@@ -105,8 +105,6 @@ function browserTest(
     },
   );
 }
-
-const hydrated = (page: Page) => page.waitForFunction(() => document.readyState === "complete");
 
 /** The clipboard's items: their types, and the PNG's bytes when there is one. */
 function readClipboard(page: Page) {

@@ -10,6 +10,7 @@ import { authHeader, makeImage, upload } from "../_harness/images.ts";
 import {
   browserTest as registerBrowserTest,
   focusedOnArrival,
+  hydrated,
   launchBrowser,
   serve,
 } from "./_browser.ts";
@@ -64,7 +65,6 @@ for (
 const browserTest = (name: string, signedIn: boolean, fn: (page: Page) => Promise<void>) =>
   registerBrowserTest(name, () => browser, signedIn ? TOKEN : null, fn);
 
-const ready = (page: Page) => page.waitForFunction(() => document.readyState === "complete");
 /** The names offered in the list of combobox `id`. */
 const options = (page: Page, id: string) =>
   page.locator(`#${id}-options li > span:first-child`).evaluateAll((s) =>
@@ -76,7 +76,7 @@ browserTest(
   false,
   async (page) => {
     await page.goto(`${server.url}/`);
-    await ready(page);
+    await hydrated(page);
     await page.keyboard.press("/");
     await page.keyboard.type("-sarc");
     await page.locator("#tag-filter-options li", { hasText: "-sarcastic" }).waitFor();
@@ -118,7 +118,7 @@ browserTest("an answer to an older text is dropped", false, async (page) => {
     await route.continue();
   });
   await page.goto(`${server.url}/`);
-  await ready(page);
+  await hydrated(page);
   await page.keyboard.press("/");
   // Listened for before typing: the request can go out before type() returns (CI once waited
   // 30 s for a request that had already been made).
@@ -137,7 +137,7 @@ browserTest("an answer to an older text is dropped", false, async (page) => {
 
 browserTest("the tag editor suggests as you type", true, async (page) => {
   await page.goto(`${server.url}/i/${happyOnly}`);
-  await ready(page);
+  await hydrated(page);
   await page.getByRole("button", { name: "Edit tags" }).focus();
   const focused = await focusedOnArrival(page, "edit-tags");
   await page.keyboard.press("Enter");
@@ -157,7 +157,7 @@ browserTest("the tag editor suggests as you type", true, async (page) => {
 
 browserTest("the tags page shows aliases and implications", false, async (page) => {
   await page.goto(`${server.url}/tags`);
-  await ready(page);
+  await hydrated(page);
   const item = page.locator(".tag-list li", { hasText: "laughing" });
   await item.getByText("also lol").waitFor();
   await item.getByText("implies happy").waitFor();
@@ -169,7 +169,7 @@ browserTest(
   true,
   async (page) => {
     await page.goto(`${server.url}/tags`);
-    await ready(page);
+    await hydrated(page);
     await page.locator("#alias-name").focus();
     await page.keyboard.type("haha");
     await page.keyboard.press("Tab");
@@ -207,7 +207,7 @@ browserTest(
 
 browserTest("the upload form's tag input suggests as you type", true, async (page) => {
   await page.goto(`${server.url}/upload`);
-  await ready(page);
+  await hydrated(page);
   await page.locator("#upload-tags").focus();
   await page.keyboard.type("lo");
   await page.locator("#upload-tags-options li", { hasText: "alias lol" }).waitFor();

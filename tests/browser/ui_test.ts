@@ -15,6 +15,7 @@ import { authHeader, makeImage, upload } from "../_harness/images.ts";
 import {
   BROWSER,
   collectErrors,
+  hydrated,
   launchBrowser,
   type PageError,
   serve,
@@ -214,9 +215,6 @@ function browserTest(name: string, opts: CtxOptions, fn: (c: Ctx) => Promise<voi
   });
 }
 
-/** The island scripts ran (module scripts run before the load event). */
-const loaded = (page: Page) => page.waitForFunction(() => document.readyState === "complete");
-
 /** Short ids of the library grid, in order. */
 const gridIds = (page: Page) =>
   page.locator(".grid a").evaluateAll((as) =>
@@ -237,7 +235,7 @@ const ids = (images: ImageDto[]) => images.map((i) => i.short_id);
 
 browserTest("screenshots of the library and of the detail page", {}, async ({ page, base }) => {
   await page.goto(`${base}/`);
-  await loaded(page);
+  await hydrated(page);
   await imagesInViewLoaded(page);
   // The newest images come first, served as real thumbnails through the proxy.
   const top = (await gridIds(page)).slice(0, gallery.length);
@@ -249,7 +247,7 @@ browserTest("screenshots of the library and of the detail page", {}, async ({ pa
   // The README's docs/screenshot-library.png is a copy of this artifact, refreshed by hand.
 
   await page.goto(`${base}/i/${gallery[1].short_id}`);
-  await loaded(page);
+  await hydrated(page);
   await imagesInViewLoaded(page);
   await page.screenshot({ path: new URL("tests/artifacts/detail.png", ROOT).pathname });
 });
@@ -259,7 +257,7 @@ browserTest("the library grid shows thumbnails, not originals: at most 400 px", 
   base,
 }) => {
   await page.goto(`${base}/`);
-  await loaded(page);
+  await hydrated(page);
   await imagesInViewLoaded(page);
   // Every gallery original is larger than 400 px on its longest side (360-480 px).
   const shown = await page.locator(".grid img").evaluateAll((imgs) =>
@@ -286,7 +284,7 @@ browserTest(
     const visit = async (path: string, check: () => Promise<unknown>) => {
       const res = await page.goto(`${base}${path}`);
       assert.equal(res?.status(), 200, path);
-      await loaded(page);
+      await hydrated(page);
       await check();
     };
     await visit("/", async () => {
@@ -340,7 +338,7 @@ browserTest("the library reads ?tags= on load and shows only images with all of 
   const expected = await listAll(["alpha", "beta"]);
   assert.deepEqual(ids(expected).sort(), [both1.short_id, both2.short_id].sort());
   await page.goto(`${base}/?tags=alpha,beta`);
-  await loaded(page);
+  await hydrated(page);
   assert.deepEqual(await gridIds(page), ids(expected));
   assert.equal(await page.inputValue("#tag-filter"), "alpha, beta");
   for (const other of [onlyAlpha, onlyBeta]) {
@@ -348,7 +346,7 @@ browserTest("the library reads ?tags= on load and shows only images with all of 
   }
   // The single-tag filter of the same page has the image that carries only alpha.
   await page.goto(`${base}/?tags=alpha`);
-  await loaded(page);
+  await hydrated(page);
   assert.deepEqual(await gridIds(page), ids(await listAll(["alpha"])));
   assert.ok((await gridIds(page)).includes(onlyAlpha.short_id));
   // No match: the empty state.
@@ -366,7 +364,7 @@ browserTest(
     // The server renders the first page; the island loads the rest by cursor.
     const served = [...(await res!.text()).matchAll(/<a href="\/i\/(\w{8})"/g)].map((m) => m[1]);
     assert.deepEqual(served, ids(all).slice(0, 50));
-    await loaded(page);
+    await hydrated(page);
     await page.locator(".more").scrollIntoViewIfNeeded();
     await page.waitForFunction(
       (n) => document.querySelectorAll(".grid img").length === n,
@@ -402,7 +400,7 @@ browserTest(
   async ({ page, base }) => {
     const expected: TagDto[] = await api("/api/v1/tags?sort=count_desc&limit=500");
     await page.goto(`${base}/tags`);
-    await loaded(page);
+    await hydrated(page);
     const shown = await page.locator(".tag-list li a").evaluateAll((as) =>
       as.map((a) => ({
         name: a.firstChild!.textContent!.trim(),
@@ -423,7 +421,7 @@ browserTest(
     await page.waitForFunction(() => document.querySelectorAll(".tag-list li").length === 1);
     await page.getByRole("link", { name: /^happy/ }).click();
     await page.waitForURL(`${base}/?tags=happy`);
-    await loaded(page);
+    await hydrated(page);
     assert.deepEqual(await gridIds(page), ids(await listAll(["happy"])));
     assert.equal((await gridIds(page)).length, happy.image_count);
 
@@ -441,7 +439,7 @@ browserTest(
     await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: base });
     const image: ImageDto = await api(`/api/v1/images/${gallery[3].short_id}`);
     await page.goto(`${base}/i/${image.short_id}`);
-    await loaded(page);
+    await hydrated(page);
     await page.getByText(`${image.width} × ${image.height} px`).waitFor();
     await page.getByText("PNG", { exact: true }).waitFor();
     const tagLinks = await page.locator(".image-controls .tag-list a").evaluateAll((as) =>
@@ -531,7 +529,7 @@ browserTest(
       await page.waitForFunction(() => document.querySelector(".library")?.ariaBusy === "false");
     };
     await page.goto(`${base}/`);
-    await loaded(page);
+    await hydrated(page);
     await filterBy("sad");
 
     await page.goto(`${base}/login?next=/`);
@@ -541,10 +539,10 @@ browserTest(
     await page.waitForURL(`${base}/`);
     const token = await page.evaluate((k) => localStorage.getItem(k), TOKEN_KEY);
     assert.ok(token);
-    await loaded(page);
+    await hydrated(page);
     await filterBy("happy");
     await page.goto(`${base}/tags`);
-    await loaded(page);
+    await hydrated(page);
     await page.getByLabel("Search tags").fill("sa");
     await page.waitForURL(`${base}/tags?q=sa`);
     await page.locator(".tag-list a", { hasText: "sad" }).waitFor();
@@ -596,7 +594,7 @@ browserTest(
       buffer: Buffer.from(bytes),
     });
     await page.goto(`${base}/upload`);
-    await loaded(page);
+    await hydrated(page);
     await page.getByLabel("Tags for this batch (comma-separated)").fill("uploaded_ui, Fresh One");
     await page.locator("input[type=file]").setInputFiles([
       file("first.png", "image/png", png),
@@ -663,7 +661,7 @@ browserTest(
     const dropped = await makeImage("png", 240, 180);
     const pasted = await makeImage("jpeg", 180, 240);
     await page.goto(`${base}/upload`);
-    await loaded(page);
+    await hydrated(page);
     await page.getByLabel("Tags for this batch (comma-separated)").fill("dropped_or_pasted");
     const zone = page.locator(".dropzone");
     /** Fires `type` with a DataTransfer holding these files, as the browser does. */
@@ -831,7 +829,7 @@ browserTest(
     }
     assert.ok(all.every((i) => i.thumbnail_url.startsWith(`${CDN}/`)));
     await page.goto(`${base}/`);
-    await loaded(page);
+    await hydrated(page);
     // Every card, the server's first page and the island's later pages alike.
     await page.locator(".more").scrollIntoViewIfNeeded();
     await page.waitForFunction(
@@ -846,7 +844,7 @@ browserTest(
     const image: ImageDto = await api(`/api/v1/images/${gallery[2].short_id}`, cdnSvc);
     assert.ok(image.file_url.startsWith(`${CDN}/`));
     await page.goto(`${base}/i/${image.short_id}`);
-    await loaded(page);
+    await hydrated(page);
     assert.equal(await page.locator("figure img").getAttribute("src"), image.file_url);
     assert.equal(await page.locator("figure a").getAttribute("href"), image.file_url);
     // The proxy service renders its own paths for the same image.
