@@ -139,11 +139,20 @@ export async function searchImagesByText(
   // Level 2 rows come before level 1 rows: after a level 1 cursor there is no level 2 left.
   const before2 = !after ? NO_SEQ : after.level === 2 ? after.seq : "0";
   const before1 = after?.level === 1 ? after.seq : NO_SEQ;
+  const withTags = opts.tags.length > 0;
+  // A search by words alone leaves out the tags' steps and branches: each costs its start-up in
+  // every execution, skipped or not (a one-word search: 1.13-1.26 ms with them, 0.88 without).
+  // With tags the exclusions' probe stays even when there are none: its estimated cost keeps the
+  // generic plan's walks as they are (without it, B10's word-and-tag p99 went from 73-85 ms to
+  // 377-491 ms: a word's whole list merge-joined for a rare tag).
+  const filtered = withTags || opts.exclude.length > 0;
   const tagged = (s: Fragment) =>
-    sql`not exists (select 1 from unnest((select ids from tagset)) t(id)
+    filtered
+      ? sql`not exists (select 1 from unnest((select ids from tagset)) t(id)
       where not exists (select 1 from image_tags o where o.tag_id = t.id and o.image_seq = ${s}))
     and (select 1 from image_tags x
-      where x.tag_id = any((select ids from excluded)::bigint[]) and x.image_seq = ${s} limit 1) is null`;
+      where x.tag_id = any((select ids from excluded)::bigint[]) and x.image_seq = ${s} limit 1) is null`
+      : sql`true`;
   const n = opts.words.length;
   // Every query word is one of the image's words (`exact`), or each has a near spelling there.
   // One word is one probe of the primary key: the anti-join costs five times as much per image.
@@ -182,7 +191,9 @@ export async function searchImagesByText(
   const indexCheaper = (counts: Fragment, driven: Fragment) => {
     if (!indexed) return sql`false`;
     if (opts.method) return sql`${opts.method === "index"}`;
-    const tags = sql`(select image_count as c from tags where id in (select id from wanted))`;
+    const tags = withTags
+      ? sql`(select image_count as c from tags where id in (select id from wanted))`
+      : sql`(select 0 as c where false)`;
     const postings = (counts: Fragment) => sql`coalesce((select sum(c) from ${counts} x), 0)`;
     const share = (counts: Fragment) =>
       sql`exp(coalesce((select sum(ln(least(c::float8 / (select n from total), 1))) from ${counts} x),
@@ -209,8 +220,8 @@ export async function searchImagesByText(
       ? sql`(select i.seq as image_seq from (
           select i.seq from images i
           where ${level}
-            ${opts.tags.length ? sql`and i.tag_ids @> (select ids from tagset)` : sql``}
-            and not i.tag_ids && (select ids from excluded)
+            ${withTags ? sql`and i.tag_ids @> (select ids from tagset)` : sql``}
+            ${filtered ? sql`and not i.tag_ids && (select ids from excluded)` : sql``}
             and i.seq + 0 < (select ${before}::bigint)
           offset 0) i
         order by i.seq desc ${scan})
@@ -250,6 +261,23 @@ export async function searchImagesByText(
        order by j.image_seq desc ${scan})
       union all`;
   };
+  // The tags the names mean (aliases resolved in this statement, no round trip of their own),
+  // and those excluded. `found`: every name means a tag, and none of them is also excluded (a
+  // walk would probe every image of it to find nothing). Without either, a constant row.
+  const tagSteps = filtered
+    ? sql`wanted as materialized (${meantTagIds(sql, opts.tags)}),
+    excluded as materialized (
+      select array(select id from (${meantTagIds(sql, opts.exclude)}) e where id is not null)
+        as ids),
+    tagset as materialized (
+      select array(select id from tags where id in (select id from wanted)
+                   order by image_count, id) as ids,
+             not exists (select 1 from wanted where id is null)
+               and not exists (select 1 from wanted
+                               where id = any((select ids from excluded)::bigint[])) as found,
+             coalesce((select min(image_count) from tags where id in (select id from wanted)),
+                      2147483647) as min_count),`
+    : sql`tagset as materialized (select true as found, 2147483647 as min_count),`;
   // Planned once per connection: PostgreSQL otherwise plans every search for its own words
   // (2.7 ms at a million images, more than running it), as the estimates depend on them. The
   // plan's shape is fixed by the statement (materialised steps, one-time conditions), so the
@@ -265,21 +293,7 @@ export async function searchImagesByText(
       where c.image_count > 0),
     -- How many images there are (the planner's figure), for the word index's choice.
     ${total}
-    -- The tags the names mean (aliases resolved in this statement, no round trip of their own),
-    -- and those excluded. \`found\`: every name means a tag, and none of them is also excluded (a
-    -- walk would probe every image of it to find nothing).
-    wanted as materialized (${meantTagIds(sql, opts.tags)}),
-    excluded as materialized (
-      select array(select id from (${meantTagIds(sql, opts.exclude)}) e where id is not null)
-        as ids),
-    tagset as materialized (
-      select array(select id from tags where id in (select id from wanted)
-                   order by image_count, id) as ids,
-             not exists (select 1 from wanted where id is null)
-               and not exists (select 1 from wanted
-                               where id = any((select ids from excluded)::bigint[])) as found,
-             coalesce((select min(image_count) from tags where id in (select id from wanted)),
-                      2147483647) as min_count),
+    ${tagSteps}
     plan as materialized (
       select p.*, not merged and complete and (select found from tagset) and ${
       indexCheaper(
@@ -314,16 +328,20 @@ export async function searchImagesByText(
          and d.image_seq < (select ${before2}::bigint)
          and ${everyOtherExact(d)} and ${tagged(d)}
        order by d.image_seq desc ${scan})
-      union all
-      (select d.image_seq from image_tags d
-       where (select complete and not indexed and not merged
-                     and driver_count > (select min_count from tagset)
-              from plan)
-         and (select found from tagset)
-         and d.tag_id = (select ids[1] from tagset)
-         and d.image_seq < (select ${before2}::bigint)
-         and ${everyExact(d)} and ${tagged(d)}
-       order by d.image_seq desc ${scan})),
+      ${
+      withTags
+        ? sql`union all
+            (select d.image_seq from image_tags d
+         where (select complete and not indexed and not merged
+                       and driver_count > (select min_count from tagset)
+                from plan)
+           and (select found from tagset)
+           and d.tag_id = (select ids[1] from tagset)
+           and d.image_seq < (select ${before2}::bigint)
+           and ${everyExact(d)} and ${tagged(d)}
+         order by d.image_seq desc ${scan})`
+        : sql``
+    }),
     -- The approximate level, looked up only when the exact one did not fill the page: each
     -- word's dictionary neighbours (its own spelling included).
     cand as materialized (
@@ -381,16 +399,20 @@ export async function searchImagesByText(
               from near_plan)
          and (select found from tagset)
        order by p.image_seq desc ${scan})
-      union all
-      (select d.image_seq from image_tags d
-       where (select count(*) from exact_hits) < ${opts.limit}
-         and (select found and not indexed and walked_count > (select min_count from tagset)
-              from near_plan)
-         and (select found from tagset)
-         and d.tag_id = (select ids[1] from tagset)
-         and d.image_seq < (select ${before1}::bigint)
-         and ${everyNear(d)} and not ${everyExact(d)} and ${tagged(d)}
-       order by d.image_seq desc ${scan})),
+      ${
+      withTags
+        ? sql`union all
+            (select d.image_seq from image_tags d
+         where (select count(*) from exact_hits) < ${opts.limit}
+           and (select found and not indexed and walked_count > (select min_count from tagset)
+                from near_plan)
+           and (select found from tagset)
+           and d.tag_id = (select ids[1] from tagset)
+           and d.image_seq < (select ${before1}::bigint)
+           and ${everyNear(d)} and not ${everyExact(d)} and ${tagged(d)}
+         order by d.image_seq desc ${scan})`
+        : sql``
+    }),
     page as (
       select 2 as level, image_seq from exact_hits
       union all
