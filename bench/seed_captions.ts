@@ -80,7 +80,7 @@ export async function seedCaptions(
       await step(
         `captions of ${db}'s images`,
         `select setseed(0.21);
-         truncate image_words, caption_words;
+         truncate image_words, caption_word_neighbours, caption_words;
          create temp table cap as
            select i.id, i.seq, array_agg(case when random() < 0.05 then pg_temp.slip(w) else w end
                                          order by n) as words

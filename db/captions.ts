@@ -99,8 +99,9 @@ const MERGE_MAX_IMAGES = 50_000;
  * of `tags` and none of `exclude` (tag names or aliases): first the images where
  * every word matches exactly, then those where some match only approximately, each newest first.
  *
- * Each query word is looked up in the dictionary of caption words, exactly and by trigram
- * similarity (at most MAX_CANDIDATES_PER_WORD words). Each level's images are found one of two
+ * Each query word is looked up in the dictionary of caption words, exactly, and for the
+ * approximate level its near spellings (at most MAX_CANDIDATES_PER_WORD words): as stored for a
+ * word of the dictionary (migration 013), by trigram similarity for any other. Each level's images are found one of two
  * ways, whichever the words' and tags' counts say is cheaper:
  * - a walk in image order that stops at the page, from the rarer of the two drivers: the words
  *   (their images, in image_words (word_id, image_seq)) or the rarest tag (image_tags), with every
@@ -346,10 +347,21 @@ export async function searchImagesByText(
     -- word's dictionary neighbours (its own spelling included).
     cand as materialized (
       select q.k, c.id, c.image_count from q cross join lateral (
-        select id, image_count from caption_words
-        where (word = q.w or similarity(word, q.w) >= ${SIMILARITY_THRESHOLD} and word % q.w)
-          and image_count > 0
-        order by word = q.w desc, similarity(word, q.w) desc, id
+        select id, image_count from (
+          select e.id, e.image_count, 2::real as s from exact e where e.k = q.k
+          union all
+          -- A word of the dictionary: its near spellings as stored (migration 013).
+          select w.id, w.image_count, n.similarity from exact e
+          join caption_word_neighbours n on n.word_id = e.id
+          join caption_words w on w.id = n.near_id
+          where e.k = q.k
+          union all
+          -- Any other: by trigram similarity over the dictionary.
+          select id, image_count, similarity(word, q.w) from caption_words
+          where not exists (select 1 from exact e where e.k = q.k)
+            and similarity(word, q.w) >= ${SIMILARITY_THRESHOLD} and word % q.w) c
+        where image_count > 0
+        order by s desc, id
         limit ${MAX_CANDIDATES_PER_WORD}) c),
     -- Each word's neighbours, and those that are not its own spelling ("others").
     per_word as materialized (

@@ -28,6 +28,7 @@ const SQL_FILES = [
   "010_image_tag_ids.sql",
   "011_tag_name_chars.sql",
   "012_word_and_tag_index.sql",
+  "013_caption_word_neighbours.sql",
 ];
 
 /** Arbitrary but fixed key of the advisory lock that serialises migrators. */

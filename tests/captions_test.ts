@@ -9,6 +9,7 @@
 import assert from "node:assert/strict";
 import postgres from "postgres";
 import { searchImagesByText, setImageText, type TextCursor } from "../db/captions.ts";
+import { replaceWords } from "../db/caption_words.ts";
 import { recogniseImage } from "../lib/text/jobs.ts";
 import { queryWords, SIMILARITY_THRESHOLD } from "../lib/text/caption_text.ts";
 import type { ImageDto, ImagePage } from "../lib/types.ts";
@@ -328,6 +329,65 @@ Deno.test("the words' image counts stay exact through edits, clears and deletes"
     from images i where i.short_id = ${a.short_id}`;
   assert.deepEqual(row.copy, row.links);
   assert.equal(row.copy.length, 2);
+});
+
+/** The stored near spellings of `word` (migration 013), with their similarity. */
+async function neighboursOf(word: string): Promise<Record<string, number>> {
+  const rows = await svc.services.sql<{ word: string; similarity: number }[]>`
+    select w.word, n.similarity from caption_words o
+    join caption_word_neighbours n on n.word_id = o.id join caption_words w on w.id = n.near_id
+    where o.word = ${word}`;
+  return Object.fromEntries(rows.map((r) => [r.word, r.similarity]));
+}
+
+Deno.test("a new word's near spellings are stored both ways, at the search's threshold", async () => {
+  const sql = svc.services.sql;
+  const stem = `zn${crypto.randomUUID().slice(0, 4).replace(/\d/g, "q")}`;
+  // Trigram similarity: `${stem}lorble` to `${stem}lorblx` is well above 0.5; `${stem}x` is far.
+  const [a, b, far] = [`${stem}lorble`, `${stem}lorblx`, "zzfarawayword"];
+  await setImageText(sql, (await newImage()).short_id, a, "manual");
+  await setImageText(sql, (await newImage()).short_id, `${b} ${far}`, "manual");
+  const [{ s }] = await sql<{ s: number }[]>`select similarity(${a}, ${b}) as s`;
+  assert.ok(s >= SIMILARITY_THRESHOLD);
+  assert.deepEqual(await neighboursOf(a), { [b]: s });
+  assert.deepEqual(await neighboursOf(b), { [a]: s });
+  assert.deepEqual(await neighboursOf(far), {});
+  // The SQL's threshold is the search's: the function the trigger checks with, and pg_trgm's `%`
+  // that finds the candidates, set for the trigger's function.
+  const [row] = await sql<{ threshold: number; config: string[] }[]>`
+    select caption_neighbour_threshold() as threshold, proconfig as config
+    from pg_proc where proname = 'caption_words_neighbours_added'`;
+  assert.equal(row.threshold, SIMILARITY_THRESHOLD);
+  assert.deepEqual(row.config, [`pg_trgm.similarity_threshold=${SIMILARITY_THRESHOLD}`]);
+});
+
+Deno.test("two writers adding words near each other at once both store the pair", async () => {
+  const sql = svc.services.sql;
+  const stem = `zc${crypto.randomUUID().slice(0, 4).replace(/\d/g, "q")}`;
+  const [a, b] = [`${stem}lorble`, `${stem}lorblx`];
+  const rowId = async (image: ImageDto) =>
+    (await sql<{ id: string }[]>`select id from images where short_id = ${image.short_id}`)[0].id;
+  const [first, second] = [await rowId(await newImage()), await rowId(await newImage())];
+  let secondDone = false;
+  let secondWriter: Promise<unknown> | undefined;
+  await sql.begin(async (tx) => {
+    await replaceWords(tx, first, a);
+    // The second writer starts before the first commits. Without the lock it would not see `a`
+    // (uncommitted), nor the first `b`: the pair would be lost. With it, the second waits.
+    secondWriter = sql.begin((tx2) => replaceWords(tx2, second, b)).finally(() => {
+      secondDone = true;
+    });
+    for (let i = 0; i < 100 && !secondDone; i++) {
+      const [{ waiting }] = await sql<{ waiting: boolean }[]>`
+        select exists (select 1 from pg_locks where locktype = 'advisory' and not granted)
+          as waiting`;
+      if (waiting) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  });
+  await secondWriter;
+  assert.deepEqual(Object.keys(await neighboursOf(a)), [b]);
+  assert.deepEqual(Object.keys(await neighboursOf(b)), [a]);
 });
 
 Deno.test("merge-into moves the caption when the other image has none", async () => {

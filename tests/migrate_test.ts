@@ -257,3 +257,22 @@ Deno.test("a revision that fails half-way rolls back, is not recorded, and stops
     await db.drop();
   }
 });
+
+Deno.test("013 stores the near spellings of the words already in the dictionary", async () => {
+  const db = await freshDatabase();
+  try {
+    await migrate(db.sql, s3.store, { target: "012_word_and_tag_index" });
+    await db.sql`insert into caption_words (word) values ('facepalm'), ('facepralm'), ('thumbs')`;
+    await migrate(db.sql, s3.store);
+    const pairs = await db.sql<{ word: string; near: string }[]>`
+      select o.word, w.word as near from caption_word_neighbours n
+      join caption_words o on o.id = n.word_id join caption_words w on w.id = n.near_id
+      order by 1`;
+    assert.deepEqual(pairs.map((p) => [p.word, p.near]), [
+      ["facepalm", "facepralm"],
+      ["facepralm", "facepalm"],
+    ]);
+  } finally {
+    await db.drop();
+  }
+});
