@@ -101,8 +101,8 @@ const MERGE_MAX_IMAGES = 50_000;
  *
  * Each query word is looked up in the dictionary of caption words, exactly, and for the
  * approximate level its near spellings (at most MAX_CANDIDATES_PER_WORD words): as stored for a
- * word of the dictionary (migration 013), by trigram similarity for any other. Each level's images are found one of two
- * ways, whichever the words' and tags' counts say is cheaper:
+ * word of the dictionary (migration 013), by trigram similarity for any other. Each level's images
+ * are found one of two ways, whichever the words' and tags' counts say is cheaper:
  * - a walk in image order that stops at the page, from the rarer of the two drivers: the words
  *   (their images, in image_words (word_id, image_seq)) or the rarest tag (image_tags), with every
  *   other condition probed per candidate, as the tag listings do (db/images.ts). Cheap when the
@@ -262,6 +262,19 @@ export async function searchImagesByText(
        order by j.image_seq desc ${scan})
       union all`;
   };
+  /**
+   * A level's walk of the rarest tag's images, a branch of its union when the search has tags:
+   * `when` holds the level's conditions on the tag's entry `d`.
+   */
+  const tagWalk = (when: Fragment) =>
+    withTags
+      ? sql`union all
+      (select d.image_seq from image_tags d
+       where ${when}
+         and (select found from tagset)
+         and d.tag_id = (select ids[1] from tagset)
+       order by d.image_seq desc ${scan})`
+      : sql``;
   // The tags the names mean (aliases resolved in this statement, no round trip of their own),
   // and those excluded. `found`: every name means a tag, and none of them is also excluded (a
   // walk would probe every image of it to find nothing). Without either, a constant row.
@@ -330,18 +343,11 @@ export async function searchImagesByText(
          and ${everyOtherExact(d)} and ${tagged(d)}
        order by d.image_seq desc ${scan})
       ${
-      withTags
-        ? sql`union all
-            (select d.image_seq from image_tags d
-         where (select complete and not indexed and not merged
-                       and driver_count > (select min_count from tagset)
-                from plan)
-           and (select found from tagset)
-           and d.tag_id = (select ids[1] from tagset)
-           and d.image_seq < (select ${before2}::bigint)
-           and ${everyExact(d)} and ${tagged(d)}
-         order by d.image_seq desc ${scan})`
-        : sql``
+      tagWalk(sql`(select complete and not indexed and not merged
+                          and driver_count > (select min_count from tagset)
+                   from plan)
+        and d.image_seq < (select ${before2}::bigint)
+        and ${everyExact(d)} and ${tagged(d)}`)
     }),
     -- The approximate level, looked up only when the exact one did not fill the page: each
     -- word's dictionary neighbours (its own spelling included).
@@ -412,18 +418,11 @@ export async function searchImagesByText(
          and (select found from tagset)
        order by p.image_seq desc ${scan})
       ${
-      withTags
-        ? sql`union all
-            (select d.image_seq from image_tags d
-         where (select count(*) from exact_hits) < ${opts.limit}
-           and (select found and not indexed and walked_count > (select min_count from tagset)
-                from near_plan)
-           and (select found from tagset)
-           and d.tag_id = (select ids[1] from tagset)
-           and d.image_seq < (select ${before1}::bigint)
-           and ${everyNear(d)} and not ${everyExact(d)} and ${tagged(d)}
-         order by d.image_seq desc ${scan})`
-        : sql``
+      tagWalk(sql`(select count(*) from exact_hits) < ${opts.limit}
+        and (select found and not indexed and walked_count > (select min_count from tagset)
+             from near_plan)
+        and d.image_seq < (select ${before1}::bigint)
+        and ${everyNear(d)} and not ${everyExact(d)} and ${tagged(d)}`)
     }),
     page as (
       select 2 as level, image_seq from exact_hits
