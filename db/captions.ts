@@ -136,6 +136,10 @@ export async function searchImagesByText(
   }
   // Each walk stops once it has the page (and one more): the plan is generic anyway (below).
   const scan = sql`limit ${opts.limit}`;
+  // The approximate level's walks stop at what the exact level left of the page: a search whose
+  // exact hits nearly fill it walked each near spelling for a whole page (two words at a million
+  // images: 1,929 candidates for 6 rows, 15 ms).
+  const rest = sql`limit (select ${opts.limit} - count(*) from exact_hits)`;
   const { after } = opts;
   // Level 2 rows come before level 1 rows: after a level 1 cursor there is no level 2 left.
   const before2 = !after ? NO_SEQ : after.level === 2 ? after.seq : "0";
@@ -216,7 +220,7 @@ export async function searchImagesByText(
    * bitmap, the cursor read every image before it (48 ms at a million images). The tags' condition
    * only with tags: `@> '{}'` holds for every image, and the tag index would be read whole for it.
    */
-  const fromIndex = (level: Fragment, before: string) =>
+  const fromIndex = (level: Fragment, before: string, stop: Fragment) =>
     indexed
       ? sql`(select i.seq as image_seq from (
           select i.seq from images i
@@ -225,7 +229,7 @@ export async function searchImagesByText(
             ${filtered ? sql`and not i.tag_ids && (select ids from excluded)` : sql``}
             and i.seq + 0 < (select ${before}::bigint)
           offset 0) i
-        order by i.seq desc ${scan})
+        order by i.seq desc ${stop})
         union all`
       : sql``;
   /**
@@ -264,16 +268,16 @@ export async function searchImagesByText(
   };
   /**
    * A level's walk of the rarest tag's images, a branch of its union when the search has tags:
-   * `when` holds the level's conditions on the tag's entry `d`.
+   * `when` holds the level's conditions on the tag's entry `d`, `stop` its limit.
    */
-  const tagWalk = (when: Fragment) =>
+  const tagWalk = (when: Fragment, stop: Fragment) =>
     withTags
       ? sql`union all
       (select d.image_seq from image_tags d
        where ${when}
          and (select found from tagset)
          and d.tag_id = (select ids[1] from tagset)
-       order by d.image_seq desc ${scan})`
+       order by d.image_seq desc ${stop})`
       : sql``;
   // The tags the names mean (aliases resolved in this statement, no round trip of their own),
   // and those excluded. `found`: every name means a tag, and none of them is also excluded (a
@@ -323,7 +327,11 @@ export async function searchImagesByText(
                    coalesce((select min(image_count) from exact), 0) as driver_count) p) p),
     exact_hits as materialized (
       ${
-      fromIndex(sql`(select indexed from plan) and i.word_ids @> (select ids from plan)`, before2)
+      fromIndex(
+        sql`(select indexed from plan) and i.word_ids @> (select ids from plan)`,
+        before2,
+        scan,
+      )
     }
       ${
       merge(
@@ -343,11 +351,14 @@ export async function searchImagesByText(
          and ${everyOtherExact(d)} and ${tagged(d)}
        order by d.image_seq desc ${scan})
       ${
-      tagWalk(sql`(select complete and not indexed and not merged
+      tagWalk(
+        sql`(select complete and not indexed and not merged
                           and driver_count > (select min_count from tagset)
                    from plan)
         and d.image_seq < (select ${before2}::bigint)
-        and ${everyExact(d)} and ${tagged(d)}`)
+        and ${everyExact(d)} and ${tagged(d)}`,
+        scan,
+      )
     }),
     -- The approximate level, looked up only when the exact one did not fill the page: each
     -- word's dictionary neighbours (its own spelling included).
@@ -403,6 +414,7 @@ export async function searchImagesByText(
       and ${nearEach}
       and not ((select complete from plan) and i.word_ids @> (select ids from plan))`,
         before1,
+        rest,
       )
     }
       (select distinct p.image_seq
@@ -411,18 +423,21 @@ export async function searchImagesByText(
          select d.image_seq from image_words d
          where d.word_id = w.id and d.image_seq < (select ${before1}::bigint)
            and ${n === 1 ? sql`true` : everyNear(d)} and not ${everyExact(d)} and ${tagged(d)}
-         order by d.image_seq desc ${scan}) p
+         order by d.image_seq desc ${rest}) p
        where (select count(*) from exact_hits) < ${opts.limit}
          and (select found and not indexed and walked_count <= (select min_count from tagset)
               from near_plan)
          and (select found from tagset)
-       order by p.image_seq desc ${scan})
+       order by p.image_seq desc ${rest})
       ${
-      tagWalk(sql`(select count(*) from exact_hits) < ${opts.limit}
+      tagWalk(
+        sql`(select count(*) from exact_hits) < ${opts.limit}
         and (select found and not indexed and walked_count > (select min_count from tagset)
              from near_plan)
         and d.image_seq < (select ${before1}::bigint)
-        and ${everyNear(d)} and not ${everyExact(d)} and ${tagged(d)}`)
+        and ${everyNear(d)} and not ${everyExact(d)} and ${tagged(d)}`,
+        rest,
+      )
     }),
     page as (
       select 2 as level, image_seq from exact_hits
