@@ -331,6 +331,18 @@ Deno.test("the words' image counts stay exact through edits, clears and deletes"
   assert.equal(row.copy.length, 2);
 });
 
+/**
+ * A word of `n` random letters: words of other tests in this file must not come near it (a shared
+ * stretch of letters is a shared run of trigrams).
+ */
+function randomWord(n: number): string {
+  return Array.from(
+    crypto.getRandomValues(new Uint8Array(n)),
+    (b) => "abcdefghijklmnopqrstuvwxyz"[b % 26],
+  )
+    .join("");
+}
+
 /** The stored near spellings of `word` (migration 013), with their similarity. */
 async function neighboursOf(word: string): Promise<Record<string, number>> {
   const rows = await svc.services.sql<{ word: string; similarity: number }[]>`
@@ -342,9 +354,10 @@ async function neighboursOf(word: string): Promise<Record<string, number>> {
 
 Deno.test("a new word's near spellings are stored both ways, at the search's threshold", async () => {
   const sql = svc.services.sql;
-  const stem = `zn${crypto.randomUUID().slice(0, 4).replace(/\d/g, "q")}`;
-  // Trigram similarity: `${stem}lorble` to `${stem}lorblx` is well above 0.5; `${stem}x` is far.
-  const [a, b, far] = [`${stem}lorble`, `${stem}lorblx`, "zzfarawayword"];
+  // Trigram similarity: one letter changed at the end of ten is well above 0.5; another random
+  // word is far.
+  const a = randomWord(10);
+  const [b, far] = [`${a.slice(0, -1)}${a.endsWith("x") ? "y" : "x"}`, randomWord(10)];
   await setImageText(sql, (await newImage()).short_id, a, "manual");
   await setImageText(sql, (await newImage()).short_id, `${b} ${far}`, "manual");
   const [{ s }] = await sql<{ s: number }[]>`select similarity(${a}, ${b}) as s`;
@@ -363,8 +376,8 @@ Deno.test("a new word's near spellings are stored both ways, at the search's thr
 
 Deno.test("two writers adding words near each other at once both store the pair", async () => {
   const sql = svc.services.sql;
-  const stem = `zc${crypto.randomUUID().slice(0, 4).replace(/\d/g, "q")}`;
-  const [a, b] = [`${stem}lorble`, `${stem}lorblx`];
+  const a = randomWord(10);
+  const b = `${a.slice(0, -1)}${a.endsWith("x") ? "y" : "x"}`;
   const rowId = async (image: ImageDto) =>
     (await sql<{ id: string }[]>`select id from images where short_id = ${image.short_id}`)[0].id;
   const [first, second] = [await rowId(await newImage()), await rowId(await newImage())];
