@@ -24,6 +24,21 @@ export const BROWSER = browserChoice();
  */
 export const WAIT_MS = 30_000;
 
+/** The repository's root. */
+export const ROOT = new URL("../../", import.meta.url);
+
+/**
+ * Builds the islands' assets when no build is there yet (a first `deno task test` on a fresh
+ * clone); a build already made is used as it is.
+ */
+export async function ensureBuiltAssets(): Promise<void> {
+  try {
+    Deno.statSync(new URL("_build/manifest.json", ROOT));
+  } catch {
+    await (await import("../../lib/islands/build.ts")).buildAssets({ writeGen: false });
+  }
+}
+
 /** Launches the run's Chromium; throws the reason when there is none. */
 export function launchBrowser(): Promise<Browser> {
   if (!BROWSER.path) throw new Error(BROWSER.reason);

@@ -12,18 +12,15 @@ import { startService } from "../_harness/app.ts";
 import { authHeader, randomTag, upload } from "../_harness/images.ts";
 import {
   browserTest as registerBrowserTest,
+  ensureBuiltAssets,
   focusedOnArrival,
   hydrated,
   launchBrowser,
+  ROOT,
   serve,
 } from "./_browser.ts";
 
-const ROOT = new URL("../../", import.meta.url);
-try {
-  Deno.statSync(new URL("_build/manifest.json", ROOT));
-} catch {
-  await (await import("../../lib/islands/build.ts")).buildAssets({ writeGen: false });
-}
+await ensureBuiltAssets();
 
 /** How long the stand-in takes to read an image. */
 const READ_MS = 1500;

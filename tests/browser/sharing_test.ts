@@ -13,15 +13,19 @@ import { makeThumbnail } from "../../lib/images/thumbnails/make_thumbnail.ts";
 import type { ImageDto } from "../../lib/types.ts";
 import { startService } from "../_harness/app.ts";
 import { authHeader, upload } from "../_harness/images.ts";
-import { BROWSER, CHROMIUM_ARGS, collectErrors, hydrated, serve, WAIT_MS } from "./_browser.ts";
+import {
+  BROWSER,
+  CHROMIUM_ARGS,
+  collectErrors,
+  ensureBuiltAssets,
+  hydrated,
+  ROOT,
+  serve,
+  WAIT_MS,
+} from "./_browser.ts";
 import { face } from "./_faces.ts";
 
-const ROOT = new URL("../../", import.meta.url);
-try {
-  Deno.statSync(new URL("_build/manifest.json", ROOT));
-} catch {
-  await (await import("../../lib/islands/build.ts")).buildAssets({ writeGen: false });
-}
+await ensureBuiltAssets();
 
 /** A name that resolves to loopback but is not "potentially trustworthy": plain http stays insecure. */
 const INSECURE_HOST = "sharing.test";

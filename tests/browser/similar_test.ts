@@ -10,14 +10,9 @@ import { ThumbnailPool } from "../../lib/images/thumbnails/pool.ts";
 import { startService } from "../_harness/app.ts";
 import { authHeader, randomTag, upload } from "../_harness/images.ts";
 import { makeSources, makeVariants } from "../_harness/similar_corpus.ts";
-import { collectErrors, launchBrowser, serve } from "./_browser.ts";
+import { collectErrors, ensureBuiltAssets, launchBrowser, ROOT, serve } from "./_browser.ts";
 
-const ROOT = new URL("../../", import.meta.url);
-try {
-  Deno.statSync(new URL("_build/manifest.json", ROOT));
-} catch {
-  await (await import("../../lib/islands/build.ts")).buildAssets({ writeGen: false });
-}
+await ensureBuiltAssets();
 
 const pool = await ThumbnailPool.start({ size: 1, maxPixels: 50_000_000 });
 const svc = await startService({ thumbnails: pool });

@@ -9,18 +9,14 @@ import { startService } from "../_harness/app.ts";
 import { authHeader, makeImage, upload } from "../_harness/images.ts";
 import {
   browserTest as registerBrowserTest,
+  ensureBuiltAssets,
   focusedOnArrival,
   hydrated,
   launchBrowser,
   serve,
 } from "./_browser.ts";
 
-const ROOT = new URL("../../", import.meta.url);
-try {
-  Deno.statSync(new URL("_build/manifest.json", ROOT));
-} catch {
-  await (await import("../../lib/islands/build.ts")).buildAssets({ writeGen: false });
-}
+await ensureBuiltAssets();
 
 const svc = await startService({ env: { LOGIN_TRUSTED_PROXY_IPS: "127.0.0.1" } });
 const server = serve(svc.app.fetch);

@@ -15,20 +15,17 @@ import { authHeader, makeImage, upload } from "../_harness/images.ts";
 import {
   BROWSER,
   collectErrors,
+  ensureBuiltAssets,
   hydrated,
   launchBrowser,
   type PageError,
+  ROOT,
   serve,
   WAIT_MS,
 } from "./_browser.ts";
 import { type Face, face } from "./_faces.ts";
 
-const ROOT = new URL("../../", import.meta.url);
-try {
-  Deno.statSync(new URL("_build/manifest.json", ROOT));
-} catch {
-  await (await import("../../lib/islands/build.ts")).buildAssets({ writeGen: false });
-}
+await ensureBuiltAssets();
 
 const CDN = "https://cdn.example.test/board";
 const ENV = {
