@@ -6,6 +6,7 @@
  * @module
  */
 import postgres from "postgres";
+import { sentStatements } from "../tests/_harness/plans.ts";
 
 /** One request whose statements are explained. */
 export interface PlanCase {
@@ -24,14 +25,6 @@ export async function explainCase(
   c: PlanCase,
   settings: Record<string, string> = {},
 ): Promise<string> {
-  const captured: { query: string; params: unknown[] }[] = [];
-  const traced = postgres(url, {
-    max: 1,
-    onnotice: () => {},
-    // A pool that plans generically sends its statements as they are (db/client.ts).
-    connection: settings,
-    debug: (_conn, query, params) => captured.push({ query, params: params as unknown[] }),
-  });
   const genericOnly = settings.plan_cache_mode === "force_generic_plan";
   // The service's session settings (db/client.ts), so the plans are the ones it gets.
   const plain = postgres(url, {
@@ -40,7 +33,9 @@ export async function explainCase(
     connection: { jit: "off", ...settings },
   });
   try {
-    await c.sql(traced);
+    // With the pool's settings: one that plans generically sends its statements as they are
+    // (db/client.ts).
+    const captured = await sentStatements(url, c.sql, settings);
     const out = [`# ${c.name}`, `# GET ${c.path}`, ""];
     for (const { query, params } of captured) {
       if (query.includes("pg_catalog.pg_type")) continue; // postgres.js's own type lookup
@@ -73,7 +68,6 @@ export async function explainCase(
     }
     return out.join("\n");
   } finally {
-    await traced.end();
     await plain.end();
   }
 }

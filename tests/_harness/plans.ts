@@ -11,6 +11,30 @@ export interface SentStatement {
 }
 
 /**
+ * Every statement that `run` sends through a one-connection client of its own on `url`, with
+ * these server `settings` for its connection, in order.
+ */
+export async function sentStatements(
+  url: string,
+  run: (sql: postgres.Sql) => Promise<unknown>,
+  settings: Record<string, string> = {},
+): Promise<SentStatement[]> {
+  const sent: SentStatement[] = [];
+  const traced = postgres(url, {
+    max: 1,
+    onnotice: () => {},
+    connection: settings,
+    debug: (_c, query, params) => sent.push({ query, params: params as unknown[] }),
+  });
+  try {
+    await run(traced);
+  } finally {
+    await traced.end();
+  }
+  return sent;
+}
+
+/**
  * The statement matching `pattern` that `run` sends through a one-connection client of its own
  * on `url` (the last one, when it sends several).
  */
@@ -19,18 +43,7 @@ export async function sentStatement(
   run: (sql: postgres.Sql) => Promise<unknown>,
   pattern: RegExp,
 ): Promise<SentStatement> {
-  const sent: SentStatement[] = [];
-  const traced = postgres(url, {
-    max: 1,
-    onnotice: () => {},
-    debug: (_c, query, params) => sent.push({ query, params: params as unknown[] }),
-  });
-  try {
-    await run(traced);
-  } finally {
-    await traced.end();
-  }
-  const found = sent.findLast((s) => pattern.test(s.query));
+  const found = (await sentStatements(url, run)).findLast((s) => pattern.test(s.query));
   if (!found) throw new Error(`no statement matching ${pattern} was sent`);
   return found;
 }
