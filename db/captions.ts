@@ -151,9 +151,13 @@ export async function searchImagesByText(
   // generic plan's walks as they are (without it, B10's word-and-tag p99 went from 73-85 ms to
   // 377-491 ms: a word's whole list merge-joined for a rare tag).
   const filtered = withTags || opts.exclude.length > 0;
-  const tagged = (s: Fragment) =>
+  // On a walk of the rarest tag's own images (`ofRarest`) the other tags are probed, not that one:
+  // a word and a tag probed every image of the tag for the tag (a third of such a search's pages).
+  const tagged = (s: Fragment, ofRarest = false) =>
     filtered
-      ? sql`not exists (select 1 from unnest((select ids from tagset)) t(id)
+      ? sql`not exists (select 1 from unnest((select ${
+        ofRarest ? sql`ids[2:]` : sql`ids`
+      } from tagset)) t(id)
       where not exists (select 1 from image_tags o where o.tag_id = t.id and o.image_seq = ${s}))
     and (select 1 from image_tags x
       where x.tag_id = any((select ids from excluded)::bigint[]) and x.image_seq = ${s} limit 1) is null`
@@ -262,7 +266,7 @@ export async function searchImagesByText(
         where d.word_id = ${word} and m.tag_id = (select ids[1] from tagset)
           and d.image_seq < (select ${before}::bigint) and m.image_seq < (select ${before}::bigint)
         order by d.image_seq desc offset 0) j
-       where ${on} and ${rest(j)} and ${tagged(j)}
+       where ${on} and ${rest(j)} and ${tagged(j, true)}
        order by j.image_seq desc ${scan})
       union all`;
   };
@@ -279,6 +283,36 @@ export async function searchImagesByText(
          and d.tag_id = (select ids[1] from tagset)
        order by d.image_seq desc ${stop})`
       : sql``;
+  /** Whether the exact level walks the rarest tag's images (the other ways not cheaper). */
+  const exactWalksTag = sql`(select complete and not indexed and not merged
+                          and driver_count > (select min_count from tagset)
+                   from plan)`;
+  /**
+   * The exact level's walk of the rarest tag, which also keeps the candidates the approximate
+   * level would walk the tag again for: each image of the tag (and the others, and none of the
+   * exclusions) is an exact hit (`exact` true), exact but on an earlier page (false), or not
+   * exact (null: the approximate level looks its words up when it needs more rows). The walk stops
+   * where its limit did, at the page of exact hits: the count of those before a row is monotonic,
+   * and PostgreSQL ends a window's scan once a condition on such a count fails.
+   */
+  const tagWalkBoth = withTags
+    ? sql`tag_walk as materialized (
+      select image_seq, exact from (
+        select image_seq, exact,
+               count(*) filter (where exact) over (order by image_seq desc
+                 rows between unbounded preceding and 1 preceding) as exacts_before
+        from (select d.image_seq,
+                     case when ${everyExact(d)} then d.image_seq < (select ${before2}::bigint) end
+                       as exact
+              from image_tags d
+              where ${exactWalksTag}
+                and (select found from tagset)
+                and d.tag_id = (select ids[1] from tagset)
+                and d.image_seq < (select ${before1}::bigint)
+                and ${tagged(d, true)}
+              order by d.image_seq desc) d) w
+      where exacts_before < ${opts.limit}),`
+    : sql``;
   // The tags the names mean (aliases resolved in this statement, no round trip of their own),
   // and those excluded. `found`: every name means a tag, and none of them is also excluded (a
   // walk would probe every image of it to find nothing). Without either, a constant row.
@@ -325,6 +359,7 @@ export async function searchImagesByText(
                    array(select id from exact) as ids,
                    (select id from exact order by image_count, k limit 1) as driver,
                    coalesce((select min(image_count) from exact), 0) as driver_count) p) p),
+    ${tagWalkBoth}
     exact_hits as materialized (
       ${
       fromIndex(
@@ -350,16 +385,7 @@ export async function searchImagesByText(
          and d.image_seq < (select ${before2}::bigint)
          and ${everyOtherExact(d)} and ${tagged(d)}
        order by d.image_seq desc ${scan})
-      ${
-      tagWalk(
-        sql`(select complete and not indexed and not merged
-                          and driver_count > (select min_count from tagset)
-                   from plan)
-        and d.image_seq < (select ${before2}::bigint)
-        and ${everyExact(d)} and ${tagged(d)}`,
-        scan,
-      )
-    }),
+      ${withTags ? sql`union all (select image_seq from tag_walk where exact)` : sql``}),
     -- The approximate level, looked up only when the exact one did not fill the page: each
     -- word's dictionary neighbours (its own spelling included).
     cand as materialized (
@@ -430,12 +456,27 @@ export async function searchImagesByText(
          and (select found from tagset)
        order by p.image_seq desc ${rest})
       ${
+      withTags
+        ? sql`union all
+      -- The candidates the exact level's walk of the tag kept, in the order it walked them (a
+      -- materialised step's rows come back as written): no ORDER BY, which would sort them, and
+      -- so look every one of them up before the limit.
+      (select w.image_seq from tag_walk w
+       where (select count(*) from exact_hits) < ${opts.limit}
+         and (select found and not indexed and walked_count > (select min_count from tagset)
+              from near_plan)
+         and w.exact is null and ${everyNear(sql`w.image_seq`)}
+       ${rest})`
+        : sql``
+    }
+      ${
       tagWalk(
         sql`(select count(*) from exact_hits) < ${opts.limit}
+        and not ${exactWalksTag}
         and (select found and not indexed and walked_count > (select min_count from tagset)
              from near_plan)
         and d.image_seq < (select ${before1}::bigint)
-        and ${everyNear(d)} and not ${everyExact(d)} and ${tagged(d)}`,
+        and ${everyNear(d)} and not ${everyExact(d)} and ${tagged(d, true)}`,
         rest,
       )
     }),

@@ -206,9 +206,11 @@ Deno.test("q returns exactly what a brute-force query over every caption returns
   // A near hit can carry the exact spelling of a word: "sad thumb" finds SAD THUMBS THIS.
   // With tags and an exclusion, tags alone, an exclusion alone, and words alone: each is a
   // statement of its own (a search leaves out the steps it has no use for).
+  // Two tags where neither holds the other: a walk of the rarer one's images probes the other.
   const filters = [
     [[tag], ["skip_me"]],
     [[tag, rare], ["skip_me"]],
+    [[rare, "skip_me"], []],
     [[tag], []],
     [[], ["skip_me"]],
     [[], []],
@@ -240,7 +242,8 @@ Deno.test("q returns exactly what a brute-force query over every caption returns
           end as level
         from img)
       select short_id from lvl where level is not null order by level desc, seq desc`;
-    for (const limit of [50, 7]) {
+    // Pages of 2: the exact level's walk of a rare tag stops at a page and resumes at a cursor.
+    for (const limit of [50, 7, 2]) {
       assert.deepEqual(
         await search(
           tags.length + exclude.length
