@@ -456,3 +456,40 @@ Deno.test("a word and a tag of similar counts are merged on the search pool's ge
   });
   assert.match(plan, /Merge Join/, plan);
 });
+
+Deno.test("the exact level's walk of a tag stops at the page of exact hits", async () => {
+  // One walk serves both levels: it must still end where the exact level's page is full (its
+  // window's count of exact hits, a run condition), not at the end of the tag's images.
+  const tag = `wk_${crypto.randomUUID().slice(0, 6)}`;
+  const word = randomWord(9);
+  for (let i = 0; i < 12; i++) {
+    const image = await newImage([tag]);
+    await setImageText(svc.services.sql, image.short_id, word.toUpperCase(), "manual");
+  }
+  // More images carry the word than the tag: the tag drives the walk.
+  for (let i = 0; i < 3; i++) {
+    await setImageText(svc.services.sql, (await newImage()).short_id, word.toUpperCase(), "manual");
+  }
+  let found = 0;
+  const search = async (sql: postgres.Sql) => {
+    const rows = await searchImagesByText(sql, {
+      words: [word],
+      tags: [tag],
+      exclude: [],
+      limit: 3,
+      after: null,
+      method: "walk",
+    });
+    found = rows.length;
+  };
+  const statement = await sentStatement(svc.db.url, search, /with q as/);
+  assert.equal(found, 3);
+  const plan = await explainWith(
+    svc.services.searchSql!,
+    { ...statement, query: `(analyze) ${statement.query}` },
+    { plan_cache_mode: "force_generic_plan" },
+  );
+  const walked = plan.match(/WindowAgg .*actual time=\S+ rows=(\d+)/);
+  assert.ok(walked, plan);
+  assert.equal(Number(walked[1]), 3, plan);
+});
