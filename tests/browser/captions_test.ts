@@ -52,11 +52,18 @@ addEventListener("unload", () => void browser.close().catch(() => {}));
 async function meme(words: string, width = 640): Promise<Uint8Array> {
   const height = Math.round(width * 0.75);
   const hue = Math.floor(Math.random() * 360);
+  // A corner of a colour of its own: two memes of the same words at the same hue were the same
+  // bytes, and the second upload answered 200 (already here) instead of 201 (one run in ~100).
+  const corner = `#${
+    crypto.getRandomValues(new Uint8Array(3)).reduce((s, b) =>
+      s + b.toString(16).padStart(2, "0"), "")
+  }`;
   const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}">
     <defs><linearGradient id="g" x1="0" y1="0" x2="1" y2="1">
       <stop offset="0" stop-color="hsl(${hue},70%,45%)"/>
       <stop offset="1" stop-color="hsl(${(hue + 60) % 360},60%,25%)"/></linearGradient></defs>
     <rect width="100%" height="100%" fill="url(#g)"/>
+    <rect width="${width / 16}" height="${width / 16}" fill="${corner}"/>
     <circle cx="${width / 2}" cy="${height / 2}" r="${height / 4}" fill="hsl(${hue},40%,70%)"/>
     <text x="50%" y="${height * 0.9}" text-anchor="middle" font-family="DejaVu Sans"
       font-weight="bold" font-size="${width / 10}" fill="white" stroke="black"
