@@ -171,8 +171,12 @@ export async function searchImagesByText(
           where o.word_id = (select driver from plan) and o.image_seq = ${s}))`
       : sql`((select complete from plan) and not exists (select 1 from exact e where not exists (
       select 1 from image_words o where o.word_id = e.id and o.image_seq = ${s})))`;
-  // A walk of a word's own images carries it: one word needs no other probe there.
-  const everyOtherExact = (s: Fragment) => n === 1 ? sql`true` : everyExact(s);
+  // A walk of the driving word's own images (or a merge of them) carries it: the other words are
+  // probed, not that one (two words probed each image of the rarer for both, the rarer first).
+  const everyOtherExact = (s: Fragment) =>
+    n === 1 ? sql`true` : sql`((select complete from plan) and not exists (
+      select 1 from exact e where e.id <> (select driver from plan) and not exists (
+      select 1 from image_words o where o.word_id = e.id and o.image_seq = ${s})))`;
   // `+ 0`: the candidate's few entries are read through image_words_seq_idx and checked against
   // the list, instead of one descent of the primary key per listed word (up to 20).
   const everyNear = (s: Fragment) =>
