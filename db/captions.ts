@@ -179,8 +179,12 @@ export async function searchImagesByText(
       select 1 from image_words o where o.word_id = e.id and o.image_seq = ${s})))`;
   // `+ 0`: the candidate's few entries are read through image_words_seq_idx and checked against
   // the list, instead of one descent of the primary key per listed word (up to 20).
-  const everyNear = (s: Fragment) =>
-    sql`not exists (select 1 from per_word p where not exists (
+  // On a walk of one near spelling's images (`walked`, the entry's word) the words that spelling
+  // is near to are carried already: the others are probed (two words probed both, each time).
+  const everyNear = (s: Fragment, walked?: Fragment) =>
+    sql`not exists (select 1 from per_word p where ${
+      walked ? sql`not ${walked} = any(p.ids) and` : sql``
+    } not exists (
       select 1 from image_words o where o.image_seq = ${s} and o.word_id + 0 = any(p.ids)))`;
   const d = sql`d.image_seq`;
   // The word index only pays for two words or more: one word's posting list is what its walk
@@ -452,7 +456,8 @@ export async function searchImagesByText(
        cross join lateral (
          select d.image_seq from image_words d
          where d.word_id = w.id and d.image_seq < (select ${before1}::bigint)
-           and ${n === 1 ? sql`true` : everyNear(d)} and not ${everyExact(d)} and ${tagged(d)}
+           and ${n === 1 ? sql`true` : everyNear(d, sql`d.word_id`)} and not ${everyExact(d)}
+           and ${tagged(d)}
          order by d.image_seq desc ${rest}) p
        where (select count(*) from exact_hits) < ${opts.limit}
          and (select found and not indexed and walked_count <= (select min_count from tagset)
