@@ -114,7 +114,10 @@ const MERGE_MAX_IMAGES = 50_000;
  * rarest word's and rarest tag's image counts are within MERGE_MAX_RATIO of each other (and
  * MERGE_MAX_IMAGES together): both lists read in image order at once (a merge join, about 0.1 µs an entry, where a walk's candidate with
  * its probes costs 3-4 µs), the other conditions checked on the images both carry.
- * The approximate level is only looked up when the exact one did not fill the page.
+ * The approximate level is only looked up when the exact one did not fill the page; where both
+ * would walk the rarest tag, it checks the images the exact level's walk found not exact instead of
+ * walking the tag again. No walk probes what its own entry proves (the walked tag, word or
+ * spelling).
  */
 export async function searchImagesByText(
   sql: Sql,
