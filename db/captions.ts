@@ -86,13 +86,16 @@ const ROW_COST = 0.5;
  * both together, a level merges the two lists in image order instead of walking the smaller one
  * and probing each of its images. The merge stops at the page when its plan reads both indexes in
  * order, as at a million images; where the generic estimates are small (the tests' database) it is
- * planned as two sorted bitmap scans, which read both lists whole, and the cap bounds that. At a
- * million images (1,500 of B10's word-and-tag searches one at a time) the merges above 20,000
- * images gave most of the gain: 4.38-4.41 s uncapped, 4.50-4.56 s at 50,000, 4.77-4.85 s at 20,000,
- * against 4.76-4.78 s walking.
+ * planned as two sorted bitmap scans, which read both lists whole, and the cap bounds that (at
+ * 100,000 images, as at a million, the generic plan reads both indexes in order). At a million
+ * images, 600 of B10's word-and-tag searches one at a time: 3.48-3.64 s and 1,261 shared buffers a
+ * search at a cap of 50,000, 2.81-2.93 s and 926 at 400,000, 2.97-3.53 s and 922 uncapped (the
+ * most popular word and tag have 447,810 images together). Before the walks stopped probing what
+ * they walk, 1,500 such searches: 4.38-4.41 s uncapped, 4.50-4.56 s at 50,000, 4.77-4.85 s at
+ * 20,000, 4.76-4.78 s walking.
  */
 const MERGE_MAX_RATIO = 20;
-const MERGE_MAX_IMAGES = 50_000;
+const MERGE_MAX_IMAGES = 400_000;
 
 /**
  * One page of images whose captions carry every word of `words` (from queryWords()), carrying all
