@@ -82,6 +82,19 @@ const POSTING_COST = 0.03;
 const ROW_COST = 0.5;
 
 /**
+ * What a candidate of the approximate level's walk costs without tags, relative to one of the
+ * exact level's: each is checked for a near spelling of every other word (an entry list against
+ * up to 20 spellings) and for not being exact, one walk per spelling. Measured at a million
+ * images, 600 of B10's two-word searches one at a time, alternating: at 1 (the exact level's
+ * figure) 1,682 shared buffers a search and 3,169-3,854 ms for the 600, at 10 1,306 and
+ * 2,602-3,563 ms (3 rounds of 4 faster), the same pages; the largest gaps between the way chosen
+ * and the fastest of the ways forced went from 13-16 ms (`pokaka quiverri`: the walk 17.9 ms, the
+ * index 6.0) to 3 ms or less. With tags the index reads each image's row for them too and at 10
+ * took longer (2,923-3,298 -> 3,136-3,626 ms): 1 there.
+ */
+const NEAR_WALK_COST = 10;
+
+/**
  * Up to this ratio between a word's and the rarest tag's image counts, and this many images of
  * both together, a level merges the two lists in image order instead of walking the smaller one
  * and probing each of its images. The merge stops at the page when its plan reads both indexes in
@@ -211,7 +224,8 @@ export async function searchImagesByText(
    * driver (`driven` images) until it has the page, at most to the end: a candidate is a hit as
    * often as an image carries every other word and tag (independence assumed).
    */
-  const indexCheaper = (counts: Fragment, driven: Fragment) => {
+  /** `walkCost`: what one candidate of the walk costs, in units of the exact level's. */
+  const indexCheaper = (counts: Fragment, driven: Fragment, walkCost = 1) => {
     if (!indexed) return sql`false`;
     if (opts.method) return sql`${opts.method === "index"}`;
     const tags = withTags
@@ -224,8 +238,8 @@ export async function searchImagesByText(
     const hits = sql`${share(counts)} * ${share(tags)}`;
     return sql`(${postings(counts)} + ${postings(tags)}) * ${sql.unsafe(String(POSTING_COST))}
         + ${hits} * (select n from total) * ${sql.unsafe(String(ROW_COST))}
-      < least(${driven}, (${opts.limit}::float8 + 1) * ${driven} / (select n from total)
-                         / greatest(${hits}, 1e-300))`;
+      < ${sql.unsafe(String(walkCost))} * least(${driven}, (${opts.limit}::float8 + 1) * ${driven}
+                         / (select n from total) / greatest(${hits}, 1e-300))`;
   };
   // The approximate level through the word index: each word has a near spelling on the image.
   const nearEach = sql.unsafe(
@@ -437,6 +451,7 @@ export async function searchImagesByText(
       indexCheaper(
         sql`(select count as c from per_word)`,
         sql`least(walked_count, (select min_count from tagset))`,
+        withTags ? 1 : NEAR_WALK_COST,
       )
     } as indexed
       from (select found, case when others_count <= driver_count then others else driver_ids end
