@@ -6,7 +6,7 @@
 import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
-import { isDatabaseUnavailable } from "../db/client.ts";
+import { isDatabaseUnavailable, isRetryableTransactionError } from "../db/client.ts";
 import { StorageError } from "../lib/storage/mod.ts";
 import { TagRuleError } from "../lib/tags/errors.ts";
 import { TooManyTagsError } from "../lib/tags/names.ts";
@@ -62,6 +62,15 @@ export function onError(err: Error, c: Context<AppEnv>): Response {
     log?.error("database unavailable", { err });
     return c.json({ detail: "Database is unavailable, try again shortly" }, 503, {
       "Retry-After": "5",
+    });
+  }
+  if (isRetryableTransactionError(err)) {
+    // A write that lost a race (deadlock, serialization) on every one of its tries: contention
+    // that passes, so the client tries again, as after a 503 for a busy pool. It was a 500 (a CI
+    // run: 40 tag edits and two deletes at once on a machine busy with the rest of the suite).
+    log?.warn("write kept conflicting with concurrent writes", { err });
+    return c.json({ detail: "Concurrent changes conflicted, try again" }, 503, {
+      "Retry-After": "1",
     });
   }
   log?.error("unhandled error", { err });

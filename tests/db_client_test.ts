@@ -4,12 +4,16 @@
  */
 import assert from "node:assert/strict";
 import postgres from "postgres";
+import { Hono } from "hono";
 import {
   createSearchSql,
   createSql,
   isDatabaseUnavailable,
+  transaction,
   withGenericPlan,
 } from "../db/client.ts";
+import { onError } from "../api/errors.ts";
+import type { AppEnv } from "../api/env.ts";
 import { SIMILARITY_THRESHOLD } from "../lib/text/caption_text.ts";
 import { freshDatabase, serverUrl } from "./_harness/db.ts";
 
@@ -175,5 +179,29 @@ Deno.test("a startup refusal after a socket error reaches the waiting query at o
     await admin.end();
     await sql.end({ timeout: 1 });
     await db.drop();
+  }
+});
+
+Deno.test("a write that deadlocks on every try is tried five times, then answers 503 with Retry-After", async () => {
+  const sql = createSql(serverUrl());
+  try {
+    let tries = 0;
+    const app = new Hono<AppEnv>();
+    app.onError(onError);
+    app.post("/write", async (c) => {
+      await transaction(sql, async (tx) => {
+        tries++;
+        // The server's own deadlock error (40P01), as a lost race raises it.
+        await tx`do $$ begin raise exception 'deadlock detected' using errcode = '40P01'; end $$`;
+      });
+      return c.json({});
+    });
+    const res = await app.request("/write", { method: "POST" });
+    assert.equal(res.status, 503);
+    assert.equal(res.headers.get("retry-after"), "1");
+    assert.deepEqual(await res.json(), { detail: "Concurrent changes conflicted, try again" });
+    assert.equal(tries, 5);
+  } finally {
+    await sql.end();
   }
 });
