@@ -48,21 +48,28 @@ export function captionRoutes(services: Services, read: ReadModel) {
       const { id } = c.req.valid("param");
       const { text } = c.req.valid("json");
       if (!isShortId(id)) throw notFound();
-      let found: boolean;
       if (text === null) {
-        found = await clearImageText(services.sql, id);
-        if (found) await queueRecognition(services, id);
-      } else {
-        let normalised: string;
+        if (!await clearImageText(services.sql, id)) throw notFound();
+        // The answer shows the text cleared: read before the recognition job is sent, which
+        // could otherwise have written its reading already (a CI run saw it). Sent whatever the
+        // read does.
+        let image;
         try {
-          normalised = normaliseText(text);
-        } catch (e) {
-          if (e instanceof CaptionTextError) throw new HttpError(422, `text: ${e.message}`);
-          throw e;
+          image = await read.getImage(id);
+        } finally {
+          await queueRecognition(services, id);
         }
-        found = await setImageText(services.sql, id, normalised, "manual");
+        if (!image) throw notFound();
+        return c.json(image, 200);
       }
-      if (!found) throw notFound();
+      let normalised: string;
+      try {
+        normalised = normaliseText(text);
+      } catch (e) {
+        if (e instanceof CaptionTextError) throw new HttpError(422, `text: ${e.message}`);
+        throw e;
+      }
+      if (!await setImageText(services.sql, id, normalised, "manual")) throw notFound();
       const image = await read.getImage(id);
       if (!image) throw notFound();
       return c.json(image, 200);
