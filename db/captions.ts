@@ -316,6 +316,13 @@ export async function searchImagesByText(
                           and driver_count > (select min_count from tagset)
                    from plan)`;
   /**
+   * Whether the approximate level is looked up and takes the rarest tag's images: from the exact
+   * level's walk of them when there was one (tag_walk), else by a walk of its own.
+   */
+  const nearWalksTag = sql`(select count(*) from exact_hits) < ${opts.limit}
+    and (select found and not indexed and walked_count > (select min_count from tagset)
+         from near_plan)`;
+  /**
    * The exact level's walk of the rarest tag, which also keeps the candidates the approximate
    * level would walk the tag again for: each image of the tag (and the others, and none of the
    * exclusions) is an exact hit (`exact` true), exact but on an earlier page (false), or not
@@ -492,19 +499,15 @@ export async function searchImagesByText(
       -- materialised step's rows come back as written): no ORDER BY, which would sort them, and
       -- so look every one of them up before the limit.
       (select w.image_seq from tag_walk w
-       where (select count(*) from exact_hits) < ${opts.limit}
-         and (select found and not indexed and walked_count > (select min_count from tagset)
-              from near_plan)
+       where ${nearWalksTag}
          and w.exact is null and ${everyNear(sql`w.image_seq`)}
        ${rest})`
         : sql``
     }
       ${
       tagWalk(
-        sql`(select count(*) from exact_hits) < ${opts.limit}
+        sql`${nearWalksTag}
         and not ${exactWalksTag}
-        and (select found and not indexed and walked_count > (select min_count from tagset)
-             from near_plan)
         and d.image_seq < (select ${before1}::bigint)
         and ${everyNear(d)} and not ${everyExact(d)} and ${tagged(d, true)}`,
         rest,
