@@ -423,6 +423,20 @@ Deno.test("merge-into moves the caption when the other image has none", async ()
   assert.deepEqual(await search({ q: "moved words" }), [into.short_id]);
 });
 
+/**
+ * A first page of a caption search without exclusions, sent through a traced client of its own:
+ * the statement as sent (for EXPLAIN) and how many rows it found.
+ */
+async function sentSearch(
+  opts: Pick<Parameters<typeof searchImagesByText>[1], "words" | "tags" | "limit" | "method">,
+) {
+  let found = 0;
+  const statement = await sentStatement(svc.db.url, async (sql) => {
+    found = (await searchImagesByText(sql, { ...opts, exclude: [], after: null })).length;
+  }, /with q as/);
+  return { statement, found };
+}
+
 Deno.test("a word and a tag of similar counts are merged on the search pool's generic plan", async () => {
   // With the other checks on the word's scan, the generic plan probed the tag per image instead.
   const tag = `mj_${crypto.randomUUID().slice(0, 6)}`;
@@ -430,19 +444,12 @@ Deno.test("a word and a tag of similar counts are merged on the search pool's ge
     const image = await newImage([tag]);
     await setImageText(svc.services.sql, image.short_id, i % 2 ? "MERGE ME" : "MERGE", "manual");
   }
-  let found = 0;
-  const search = async (sql: postgres.Sql) => {
-    const rows = await searchImagesByText(sql, {
-      words: ["merge"],
-      tags: [tag],
-      exclude: [],
-      limit: 51,
-      after: null,
-      method: "merge",
-    });
-    found = rows.length;
-  };
-  const statement = await sentStatement(svc.db.url, search, /with q as/);
+  const { statement, found } = await sentSearch({
+    words: ["merge"],
+    tags: [tag],
+    limit: 51,
+    method: "merge",
+  });
   assert.equal(found, 6);
   // The plan of a few rows depends on whether statistics were gathered yet (a CI run's
   // autovacuum analysed mid-suite and the join became a hash join of both lists): gathered here,
@@ -470,19 +477,12 @@ Deno.test("the exact level's walk of a tag stops at the page of exact hits", asy
   for (let i = 0; i < 3; i++) {
     await setImageText(svc.services.sql, (await newImage()).short_id, word.toUpperCase(), "manual");
   }
-  let found = 0;
-  const search = async (sql: postgres.Sql) => {
-    const rows = await searchImagesByText(sql, {
-      words: [word],
-      tags: [tag],
-      exclude: [],
-      limit: 3,
-      after: null,
-      method: "walk",
-    });
-    found = rows.length;
-  };
-  const statement = await sentStatement(svc.db.url, search, /with q as/);
+  const { statement, found } = await sentSearch({
+    words: [word],
+    tags: [tag],
+    limit: 3,
+    method: "walk",
+  });
   assert.equal(found, 3);
   const plan = await explainWith(
     svc.services.searchSql!,
