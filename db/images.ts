@@ -352,6 +352,17 @@ export function updateImageTags(
       ? tx`tag_id not in (${impliedClosure(tx, change.replace)})`
       : tx`tag_id in (select id from tags where name in (${resolvedNames(tx, remove)}))`;
     if (change.replace || remove.length) {
+      if (add.length) {
+        // The unlink and the link each count their tags in ID order, but one after the other:
+        // two edits that trade tags would take those count rows in opposite orders and deadlock.
+        // Every row this edit will count is locked here first, in one statement, in ID order.
+        await tx`select 1 from tags where id in (
+            select tag_id from image_tags where image_id = ${image.id} and ${gone}
+            union all
+            select id from (${impliedClosure(tx, add)}) c where id not in (
+              select tag_id from image_tags where image_id = ${image.id}))
+          order by id for no key update`;
+      }
       await tx`delete from image_tags where image_id = ${image.id} and ${gone}`;
     }
     await linkTags(tx, image.id, add);
