@@ -464,6 +464,37 @@ Deno.test("a word and a tag of similar counts are merged on the search pool's ge
   assert.match(plan, /Merge Join/, plan);
 });
 
+Deno.test("the counts choose the word index for common words that never meet, a walk for a rare one", async () => {
+  // 40 images carry `common`, 40 others `other`, one of the first `rare` too. Intersecting the two
+  // common words' postings reads 80 entries; a walk of either would read all 40 of its images and
+  // find nothing. A walk of `rare`'s one image is cheaper than reading the postings of both.
+  const [common, other, rare] = [randomWord(9), randomWord(9), randomWord(9)];
+  for (let i = 0; i < 80; i++) {
+    const text = i < 40 ? (i === 0 ? `${common} ${rare}` : common) : other;
+    await setImageText(svc.services.sql, (await newImage()).short_id, text.toUpperCase(), "manual");
+  }
+  // The choice weighs the counts against the planner's figure for all images.
+  await svc.services.sql`analyze images`;
+  const exactIndexScan = async (words: string[]) => {
+    const { statement } = await sentSearch({ words, tags: [], limit: 51 });
+    const plan = await explainWith(
+      svc.services.searchSql!,
+      { ...statement, query: `(analyze) ${statement.query}` },
+      { plan_cache_mode: "force_generic_plan" },
+    );
+    // The node that reads images by `word_ids @> …` (the exact level's word index; a sequential
+    // scan on this small database): whether it ran.
+    const lines = plan.split("\n");
+    const at = lines.findIndex((l) => /\(word_ids @> \$\d+\)/.test(l));
+    assert.ok(at > 0, plan);
+    const node = lines.slice(0, at + 1).findLast((l) => l.includes("(cost="));
+    assert.ok(node, plan);
+    return !node.includes("never executed");
+  };
+  assert.equal(await exactIndexScan([common, other]), true, "two common words: the word index");
+  assert.equal(await exactIndexScan([rare, other]), false, "a rare word: its walk");
+});
+
 Deno.test("the exact level's walk of a tag stops at the page of exact hits", async () => {
   // One walk serves both levels: it must still end where the exact level's page is full (its
   // window's count of exact hits, a run condition), not at the end of the tag's images.
