@@ -79,8 +79,10 @@ async function tradeTags(p: string, change: (from: string, to: string) => Change
 
   // Holds the new tag's name: each edit stops at it, after its unlink and before its links.
   const holder = await db.sql.reserve();
+  let open = false;
   try {
     await holder`begin`;
+    open = true;
     await holder`insert into tags (name) values (${fresh})`;
     const edits = Promise.all([
       updateImageTags(counting.sql, one, change(alpha, beta)),
@@ -88,8 +90,11 @@ async function tradeTags(p: string, change: (from: string, to: string) => Change
     ]);
     await lockWaiters(2);
     await holder`commit`;
+    open = false;
     assert.deepEqual(await edits, [true, true]);
   } finally {
+    // A failure before the commit must not hand the pool a connection inside a transaction.
+    if (open) await holder`rollback`.catch(() => {});
     holder.release();
   }
 
