@@ -5,29 +5,13 @@
  * went in, and an upload that lost the hash to another changes nothing.
  */
 import assert from "node:assert/strict";
-import { insertImage, type NewImage } from "../db/images.ts";
-import { migrate } from "../db/migrate.ts";
+import { insertImage } from "../db/images.ts";
 import { scheduleDeletes } from "../db/pending_deletes.ts";
-import { FsStore } from "../lib/storage/fs.ts";
-import { freshDatabase } from "./_harness/db.ts";
+import { imageRow as image, migratedDatabase } from "./_harness/db.ts";
 
-const db = await freshDatabase();
-const dir = await Deno.makeTempDir();
-Deno.test.afterAll(async () => {
-  await db.drop();
-  await Deno.remove(dir, { recursive: true });
-});
-await migrate(db.sql, new FsStore(dir));
+const db = await migratedDatabase();
+Deno.test.afterAll(() => db.drop());
 
-const image = (shortId: string, hash: string): NewImage => ({
-  shortId,
-  hash,
-  contentType: "image/png",
-  sizeBytes: 1234,
-  width: 3,
-  height: 2,
-  thumbnailKey: `thumbnails/${shortId}.webp`,
-});
 const keysOf = (shortId: string) => [`images/${shortId}`, `thumbnails/${shortId}.webp`];
 const pendingKeys = async () =>
   (await db.sql<{ key: string }[]>`select key from pending_deletes order by key`).map((r) => r.key);

@@ -9,15 +9,11 @@
 import assert from "node:assert/strict";
 import { createSql } from "../db/client.ts";
 import { listImages, MERGE_MAX_RATIO } from "../db/images.ts";
-import { migrate } from "../db/migrate.ts";
-import { FsStore } from "../lib/storage/fs.ts";
-import { freshDatabase } from "./_harness/db.ts";
+import { migratedDatabase } from "./_harness/db.ts";
 import { explainWith, sentStatement } from "./_harness/plans.ts";
 
-const db = await freshDatabase();
+const db = await migratedDatabase();
 Deno.test.afterAll(() => db.drop());
-const dir = await Deno.makeTempDir();
-await migrate(db.sql, new FsStore(dir));
 await db.sql.unsafe(`
   insert into images (short_id, hash, content_type, size_bytes, width, height)
     select lpad(to_hex(i), 8, '0'), md5(i::text) || md5('h' || i), 'image/png', 1000, 10, 10
@@ -33,9 +29,6 @@ await db.sql.unsafe(`
   update images i set tag_ids = array(
     select tag_id from image_tags where image_id = i.id order by tag_id);
   analyze`);
-addEventListener("unload", () => {
-  Deno.removeSync(dir, { recursive: true });
-});
 
 /** The page a plain, unoptimised query returns: image seqs, newest first. */
 async function expected(

@@ -6,15 +6,10 @@
  */
 import assert from "node:assert/strict";
 import { suggestTags } from "../db/tags.ts";
-import { migrate } from "../db/migrate.ts";
-import { FsStore } from "../lib/storage/fs.ts";
-import { freshDatabase } from "./_harness/db.ts";
+import { migratedDatabase } from "./_harness/db.ts";
 
-const db = await freshDatabase();
+const db = await migratedDatabase();
 Deno.test.afterAll(() => db.drop());
-const dir = await Deno.makeTempDir();
-await migrate(db.sql, new FsStore(dir));
-await Deno.remove(dir, { recursive: true });
 // t1..t3000 with Zipf-like counts (some 0: no images), a few word-like names, and aliases.
 await db.sql.unsafe(`
   insert into tags (name, image_count)

@@ -7,28 +7,11 @@
  */
 import assert from "node:assert/strict";
 import type { Sql } from "../db/client.ts";
-import { insertImage, type NewImage, updateImageTags } from "../db/images.ts";
-import { migrate } from "../db/migrate.ts";
-import { FsStore } from "../lib/storage/fs.ts";
-import { freshDatabase } from "./_harness/db.ts";
+import { insertImage, updateImageTags } from "../db/images.ts";
+import { imageRow as image, migratedDatabase } from "./_harness/db.ts";
 
-const db = await freshDatabase();
-const dir = await Deno.makeTempDir();
-Deno.test.afterAll(async () => {
-  await db.drop();
-  await Deno.remove(dir, { recursive: true });
-});
-await migrate(db.sql, new FsStore(dir));
-
-const image = (shortId: string, hash: string): NewImage => ({
-  shortId,
-  hash,
-  contentType: "image/png",
-  sizeBytes: 1234,
-  width: 3,
-  height: 2,
-  thumbnailKey: `thumbnails/${shortId}.webp`,
-});
+const db = await migratedDatabase();
+Deno.test.afterAll(() => db.drop());
 
 /** The pool, counting the transactions begun through it (a deadlock's retry begins another). */
 function countingBegins(sql: Sql): { sql: Sql; begins: () => number } {

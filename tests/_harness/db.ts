@@ -1,6 +1,9 @@
 /** A fresh PostgreSQL database per test file, on the server the run resolved. */
 import postgres from "postgres";
 import { createSql, type Sql } from "../../db/client.ts";
+import type { NewImage } from "../../db/images.ts";
+import { migrate } from "../../db/migrate.ts";
+import { FsStore } from "../../lib/storage/fs.ts";
 
 /** Names this run's databases (set by tests/run.ts), so that it can drop what is left of them. */
 const RUN_ID_ENV = "TEST_RUN_ID";
@@ -44,6 +47,32 @@ export async function freshDatabase(server = serverUrl()): Promise<FreshDatabase
     },
   };
 }
+
+/**
+ * A fresh database with every migration applied, for tests of db/ on their own. The migrations'
+ * object store (a backfill's) is an empty temporary folder, removed once they ran.
+ */
+export async function migratedDatabase(): Promise<FreshDatabase> {
+  const db = await freshDatabase();
+  const dir = await Deno.makeTempDir();
+  try {
+    await migrate(db.sql, new FsStore(dir));
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+  return db;
+}
+
+/** An image row as an upload of a 3x2 PNG would insert it (db/images.ts insertImage). */
+export const imageRow = (shortId: string, hash: string): NewImage => ({
+  shortId,
+  hash,
+  contentType: "image/png",
+  sizeBytes: 1234,
+  width: 3,
+  height: 2,
+  thumbnailKey: `thumbnails/${shortId}.webp`,
+});
 
 /** A new run id and the environment that hands it to the test processes. */
 export function newTestRun(): { id: string; env: Record<string, string> } {
