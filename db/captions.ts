@@ -75,10 +75,16 @@ const NO_SEQ = "9223372036854775807";
 
 /**
  * What each way of finding a level's images costs, relative to one candidate of a walk with its
- * probes (about 5 µs at a million images): one entry of a word's posting list in the word index
- * (images.word_ids, migration 012), and one image row read and checked after it.
+ * probes (about 5 µs at a million images): one entry of the shortest posting list among the
+ * level's words and tags in the word and tag index (images_words_tags_idx, migration 014); one
+ * entry of each longer list, which the index steps through towards the shortest list's next
+ * entry; and one image row read and checked after it. Measured at a million images, the index
+ * scan alone (EXPLAIN ANALYZE, 60 random pairs of each kind): a word alone 0.144 µs an entry; a
+ * word and a tag, or two words, 0.03-0.09 µs an entry of the shorter list and 0.007 µs one of the
+ * longer.
  */
 const POSTING_COST = 0.03;
+const SKIP_COST = 0.0015;
 const ROW_COST = 0.5;
 
 /**
@@ -109,6 +115,12 @@ const NEAR_WALK_COST = 10;
  */
 const MERGE_MAX_RATIO = 20;
 const MERGE_MAX_IMAGES = 400_000;
+/**
+ * What one entry of a merge costs, in the same units (about 0.1 µs: both lists read in image
+ * order). A merge is taken only when the word and tag index is not cheaper: a word and a tag that
+ * rarely meet are read whole by the merge, while the index steps through the longer list.
+ */
+const MERGE_ENTRY_COST = 0.03;
 
 /**
  * One page of images whose captions carry every word of `words` (from queryWords()), carrying all
@@ -123,13 +135,15 @@ const MERGE_MAX_IMAGES = 400_000;
  *   (their images, in image_words (word_id, image_seq)) or the rarest tag (image_tags), with every
  *   other condition probed per candidate, as the tag listings do (db/images.ts). Cheap when the
  *   conditions often meet: the page is found early.
- * - the word index (images.word_ids), which intersects the words' posting lists whole, then reads
- *   the few images left and checks their tags on the row. Cheap when they rarely meet: a walk
- *   would read the rarer driver to the end (two mid-popularity words, or a word and a tag).
- * The exact level has a third way, taken before the other two when a search has tags and its
+ * - the word and tag index (images_words_tags_idx over word_ids and tag_ids), which intersects the
+ *   words' and tags' posting lists in one scan, stepping the longer lists ahead to the shortest
+ *   one's next entry, then reads the few images left. Cheap when they rarely meet: a walk would
+ *   read the rarer driver to the end (two mid-popularity words, or a word and a tag).
+ * The exact level has a third way, taken before the other two when a search has tags, its
  * rarest word's and rarest tag's image counts are within MERGE_MAX_RATIO of each other (and
- * MERGE_MAX_IMAGES together): both lists read in image order at once (a merge join, about 0.1 µs an entry, where a walk's candidate with
- * its probes costs 3-4 µs), the other conditions checked on the images both carry.
+ * MERGE_MAX_IMAGES together), and the index is not cheaper: both lists read in image order at
+ * once (a merge join, about 0.1 µs an entry, where a walk's candidate with its probes costs 3-4
+ * µs), the other conditions checked on the images both carry.
  * The approximate level is only looked up when the exact one did not fill the page; where both
  * would walk the rarest tag, it checks the images the exact level's walk found not exact instead of
  * walking the tag again. No walk probes what its own entry proves (the walked tag, word or
@@ -218,13 +232,14 @@ export async function searchImagesByText(
         as n),`
     : sql``;
   /**
-   * Whether a level takes the word index: when it costs less than the walk. The level's words
-   * have `counts` images each (a sub-select of `c`, one row per word): their postings are read
-   * whole, with the tags', and the images that carry them all are read after. The walk reads its
-   * driver (`driven` images) until it has the page, at most to the end: a candidate is a hit as
-   * often as an image carries every other word and tag (independence assumed).
+   * Whether a level takes the word and tag index: when it costs less than the walk. The level's
+   * words have `counts` images each (a sub-select of `c`, one row per word): the shortest of
+   * their and the tags' posting lists is read whole, the others stepped through, and the images
+   * that carry them all are read after. The walk reads its driver (`driven` images) until it has
+   * the page, at most to the end: a candidate is a hit as often as an image carries every other
+   * word and tag (independence assumed). `walkCost`: what one candidate of the walk costs, in
+   * units of the exact level's; a merge's entry (MERGE_ENTRY_COST) weighs the index against it.
    */
-  /** `walkCost`: what one candidate of the walk costs, in units of the exact level's. */
   const indexCheaper = (counts: Fragment, driven: Fragment, walkCost = 1) => {
     if (!indexed) return sql`false`;
     if (opts.method) return sql`${opts.method === "index"}`;
@@ -236,12 +251,15 @@ export async function searchImagesByText(
     // plan, which PostgreSQL sets up and tears down whether they run or not. 300 of B10's searches
     // on their generic plans, PostgreSQL's execution time in all: a word and a tag 577-618 ->
     // 544-564 ms, two words 391-397 -> 367 ms.
-    return sql`(select s.postings * ${sql.unsafe(String(POSTING_COST))}
+    return sql`(select s.fewest * ${sql.unsafe(String(POSTING_COST))}
+          + (s.postings - s.fewest) * ${sql.unsafe(String(SKIP_COST))}
           + s.hits * t.n * ${sql.unsafe(String(ROW_COST))}
-        < ${sql.unsafe(String(walkCost))} * least(${driven}, (${opts.limit}::float8 + 1) * ${driven}
+        < ${
+      sql.unsafe(String(walkCost))
+    } * least((${driven}), (${opts.limit}::float8 + 1) * (${driven})
                            / t.n / greatest(s.hits, 1e-300))
       from total t cross join lateral (
-        select coalesce(sum(c), 0) as postings,
+        select coalesce(sum(c), 0) as postings, coalesce(min(c), 0) as fewest,
                exp(coalesce(sum(ln(least(c::float8 / t.n, 1))), 0)) as hits
         from (select c from ${counts} x union all select c from ${tags} y) x) s)`;
   };
@@ -393,7 +411,13 @@ export async function searchImagesByText(
       )
     } as indexed
       from (select p.*, complete and (select found from tagset) and ${merges(sql`driver_count`)}
-                     as merged
+                     and not ${
+      indexCheaper(
+        sql`(select image_count as c from exact)`,
+        sql`driver_count + (select min_count from tagset)`,
+        MERGE_ENTRY_COST,
+      )
+    } as merged
       from (select (select count(*) from exact) = ${n} as complete,
                    array(select id from exact) as ids,
                    (select id from exact order by image_count, k limit 1) as driver,
