@@ -9,7 +9,7 @@ import { COLUMNS, type ImageWithTags, MAX_PAGE_ROWS, TAGS } from "./images.ts";
 import { meantTagIds } from "./tags.ts";
 import { replaceWords } from "./caption_words.ts";
 import { SIMILARITY_THRESHOLD } from "../lib/text/caption_text.ts";
-import { type Piece, q, raw, Slot, StatementCache } from "./template.ts";
+import { type Piece, q, raw, Slot, StatementCache, viaSql } from "./template.ts";
 
 export type { TextSource } from "./caption_words.ts";
 import type { TextSource } from "./caption_words.ts";
@@ -240,13 +240,6 @@ const $ = {
 const SEARCH_STATEMENTS = new StatementCache<(typeof $)[keyof typeof $]["name"]>();
 
 /**
- * db/images.ts's and db/tags.ts's fragments, written with `q` instead of postgres.js: they only
- * call the template tag they are given.
- */
-const asSql = q as unknown as Sql;
-const shared = (fragment: unknown) => fragment as Piece;
-
-/**
  * The statement of a caption search of this shape (see searchImagesByText): built from the shape
  * alone, so that nothing of one call's values can stay in the text kept for the next.
  */
@@ -448,10 +441,12 @@ function searchStatement({ n, withTags, filtered, method }: SearchShape): Piece 
   // and those excluded. `found`: every name means a tag, and none of them is also excluded (a
   // walk would probe every image of it to find nothing). Without either, a constant row.
   const tagSteps = filtered
-    ? q`wanted as materialized (${shared(meantTagIds(asSql, $.tags as unknown as string[]))}),
+    ? q`wanted as materialized (${
+      viaSql((sql) => meantTagIds(sql, $.tags as unknown as string[]))
+    }),
     excluded as materialized (
       select array(select id from (${
-      shared(meantTagIds(asSql, $.exclude as unknown as string[]))
+      viaSql((sql) => meantTagIds(sql, $.exclude as unknown as string[]))
     }) e where id is not null)
         as ids),
     tagset as materialized (
@@ -615,7 +610,7 @@ function searchStatement({ n, withTags, filtered, method }: SearchShape): Piece 
     union all
     select 1 as level, image_seq from near_hits
     order by level desc, image_seq desc limit ${$.limit})
-  select ${shared(COLUMNS(asSql))}, ${shared(TAGS(asSql))}, h.level
+  select ${viaSql(COLUMNS)}, ${viaSql(TAGS)}, h.level
   from page h join images i on i.seq = h.image_seq
   order by h.level desc, h.image_seq desc`;
 }

@@ -8,6 +8,8 @@
  * as postgres.js renders it (every slot occurrence its own `$n`, in order), is kept per shape.
  */
 
+import type { Sql } from "./client.ts";
+
 /** A value given per call: `name` picks it from the call's values. */
 export class Slot<K extends string = string> {
   constructor(readonly name: K) {}
@@ -37,6 +39,19 @@ export function q(strings: TemplateStringsArray, ...parts: Part[]): Piece {
 
 /** Constant text of the statement's shape, such as a cost or a column list. */
 export const raw = (text: string) => new Raw(text);
+
+/**
+ * A fragment shared with postgres.js statements (db/images.ts COLUMNS, db/tags.ts meantTagIds),
+ * written with `q`: such a function only calls the template tag it is given, with the pieces and
+ * slots it is given, so what it returns is a piece.
+ */
+export function viaSql(fragment: (sql: Sql) => unknown): Piece {
+  const piece = fragment(q as unknown as Sql);
+  if (!(piece instanceof Piece)) {
+    throw new TypeError("a shared fragment must call the tag it is given");
+  }
+  return piece;
+}
 
 /** A piece's text with `$1`, `$2`, … for its slots in order, and the slots in that order. */
 export function render(piece: Piece): { text: string; slots: Slot[] } {

@@ -5,7 +5,9 @@
  */
 import assert from "node:assert/strict";
 import postgres from "postgres";
-import { Piece, q, raw, render, Slot, StatementCache } from "../db/template.ts";
+import { Piece, q, raw, render, Slot, StatementCache, viaSql } from "../db/template.ts";
+import { COLUMNS } from "../db/images.ts";
+import { meantTagIds } from "../db/tags.ts";
 import { freshDatabase } from "./_harness/db.ts";
 import { sentStatement } from "./_harness/plans.ts";
 
@@ -23,6 +25,16 @@ Deno.test("a piece takes pieces, raw text and slots, never a value", () => {
   assert.throws(() => q`select ${42 as unknown as Slot}`, TypeError);
   assert.throws(() => q`select ${"x" as unknown as Slot}`, TypeError);
   assert.ok(q`select ${q``}` instanceof Piece);
+});
+
+Deno.test("a shared postgres.js fragment function renders through q, slots and all", () => {
+  const names = new Slot("names");
+  const { text, slots } = render(viaSql((sql) => meantTagIds(sql, names as unknown as string[])));
+  assert.match(text, /unnest\(\$1::text\[\]\)/);
+  assert.deepEqual(slots, [names]);
+  assert.match(render(viaSql(COLUMNS)).text, /i\.short_id/);
+  // A function that does not build with the tag it is given (a value, a query of its own).
+  assert.throws(() => viaSql(() => "select 1"), TypeError);
 });
 
 Deno.test("the cache builds a shape once and gives each call its own values", () => {
