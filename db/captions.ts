@@ -6,7 +6,7 @@
 import type { Sql } from "./client.ts";
 import { transaction, withGenericPlan } from "./client.ts";
 import { COLUMNS, type ImageWithTags, MAX_PAGE_ROWS, TAGS } from "./images.ts";
-import { meantTagIds } from "./tags.ts";
+import { meantTagIdsOf } from "./tags.ts";
 import { replaceWords } from "./caption_words.ts";
 import { SIMILARITY_THRESHOLD } from "../lib/text/caption_text.ts";
 import { type Piece, q, raw, Slot, StatementCache, viaSql } from "./template.ts";
@@ -180,29 +180,25 @@ export async function searchImagesByText(
   const before2 = !after ? NO_SEQ : after.level === 2 ? after.seq : "0";
   const before1 = after?.level === 1 ? after.seq : NO_SEQ;
   const shape: SearchShape = { n, withTags, filtered, method: opts.method };
-  const { text, params } = SEARCH_STATEMENTS.get(
-    JSON.stringify(shape),
-    () => searchStatement(shape),
-    {
-      words: opts.words,
-      tags: opts.tags,
-      exclude: opts.exclude,
-      limit: opts.limit,
-      before2,
-      before1,
-      n,
-      threshold: SIMILARITY_THRESHOLD,
-      candidates: MAX_CANDIDATES_PER_WORD,
-      forced: opts.method === "index",
-    },
-  );
+  const values = {
+    words: opts.words,
+    tags: opts.tags,
+    exclude: opts.exclude,
+    limit: opts.limit,
+    before2,
+    before1,
+    n,
+    threshold: SIMILARITY_THRESHOLD,
+    candidates: MAX_CANDIDATES_PER_WORD,
+    forced: opts.method === "index",
+  };
   // Planned once per connection: PostgreSQL otherwise plans every search for its own words
   // (2.7 ms at a million images, more than running it), as the estimates depend on them. The
   // plan's shape is fixed by the statement (materialised steps, one-time conditions), so the
   // generic plan loses nothing: measured 1.4-2 ms per single-word search against 2.5-4 ms.
   return await withGenericPlan(
     sql,
-    (sql) => sql.unsafe<TextHit[]>(text, params as never[], { prepare: true }),
+    (sql) => SEARCH_STATEMENTS.query<TextHit[]>(sql, shape, values),
   );
 }
 
@@ -237,7 +233,9 @@ const $ = {
 } as const;
 
 /** Rendered caption-search statements by shape (db/template.ts). */
-const SEARCH_STATEMENTS = new StatementCache<(typeof $)[keyof typeof $]["name"]>();
+const SEARCH_STATEMENTS = new StatementCache<SearchShape, (typeof $)[keyof typeof $]["name"]>(
+  searchStatement,
+);
 
 /**
  * The statement of a caption search of this shape (see searchImagesByText): built from the shape
@@ -441,13 +439,9 @@ function searchStatement({ n, withTags, filtered, method }: SearchShape): Piece 
   // and those excluded. `found`: every name means a tag, and none of them is also excluded (a
   // walk would probe every image of it to find nothing). Without either, a constant row.
   const tagSteps = filtered
-    ? q`wanted as materialized (${
-      viaSql((sql) => meantTagIds(sql, $.tags as unknown as string[]))
-    }),
+    ? q`wanted as materialized (${meantTagIdsOf($.tags)}),
     excluded as materialized (
-      select array(select id from (${
-      viaSql((sql) => meantTagIds(sql, $.exclude as unknown as string[]))
-    }) e where id is not null)
+      select array(select id from (${meantTagIdsOf($.exclude)}) e where id is not null)
         as ids),
     tagset as materialized (
       select array(select id from tags where id in (select id from wanted)

@@ -9,7 +9,13 @@ import type { Sql } from "./client.ts";
 import { transaction } from "./client.ts";
 import { forgetKeysOf } from "./pending_deletes.ts";
 import { linkWordStatements, type TextSource } from "./caption_words.ts";
-import { impliedClosure, lockTagRulesShared, meantTagIds, resolvedNames } from "./tags.ts";
+import {
+  impliedClosure,
+  lockTagRulesShared,
+  meantTagIds,
+  meantTagIdsOf,
+  resolvedNames,
+} from "./tags.ts";
 import { type Piece, q, raw, Slot, StatementCache, viaSql } from "./template.ts";
 
 /** An image row: the API's fields it stores, plus the UUID and keyset position kept inside. */
@@ -134,13 +140,12 @@ export async function listImages(
   }
   const tags = [...new Set(opts.tags)];
   const shape = Math.min(tags.length, 2) as ListingShape;
-  const { text, params } = LISTING_STATEMENTS.get(String(shape), () => listingStatement(shape), {
+  return await LISTING_STATEMENTS.query<ImageWithTags[]>(sql, shape, {
     before: opts.beforeSeq ?? NO_CURSOR,
     limit: opts.limit,
     tags,
     exclude: [...new Set(opts.exclude ?? [])],
   });
-  return await sql.unsafe<ImageWithTags[]>(text, params as never[], { prepare: true });
 }
 
 /** A listing's statement: for no tag, one tag, or several (see listImages). */
@@ -160,7 +165,9 @@ const L = {
  * `process.cpuUsage`, two rounds): the newest page 0.23 -> 0.16-0.17 ms, one tag 0.21-0.25 ->
  * 0.15-0.16, two tags 0.31-0.36 -> 0.18-0.21, against 0.13-0.15 for a four-parameter `select`.
  */
-const LISTING_STATEMENTS = new StatementCache<(typeof L)[keyof typeof L]["name"]>();
+const LISTING_STATEMENTS = new StatementCache<ListingShape, (typeof L)[keyof typeof L]["name"]>(
+  listingStatement,
+);
 
 /** The statement of a listing of this shape, built from the shape alone. */
 function listingStatement(shape: ListingShape): Piece {
@@ -170,9 +177,7 @@ function listingStatement(shape: ListingShape): Piece {
   // per-row probe the lookup would be costed once per candidate, more for a bound array than for
   // a literal one, and PostgreSQL would plan every request afresh).
   const excluded = q`excluded as materialized (
-    select array(select id from (${
-    viaSql((sql) => meantTagIds(sql, L.exclude as unknown as string[]))
-  }) e where id is not null) as ids)`;
+    select array(select id from (${meantTagIdsOf(L.exclude)}) e where id is not null) as ids)`;
   // A tag both required and excluded matches nothing: a one-time condition ends the statement
   // before it walks, which would otherwise probe every image of the tag (1.7 s for t1,-t1 at a
   // million images).
@@ -196,9 +201,7 @@ function listingStatement(shape: ListingShape): Piece {
   }
   if (shape === 1) {
     return q`
-      with ${excluded}, wanted as materialized (${
-      viaSql((sql) => meantTagIds(sql, L.tags as unknown as string[]))
-    })
+      with ${excluded}, wanted as materialized (${meantTagIdsOf(L.tags)})
       select ${viaSql(COLUMNS)}, ${viaSql(TAGS)}
       from (
         select i.* from image_tags d join images i on i.seq = d.image_seq
@@ -224,9 +227,7 @@ function listingStatement(shape: ListingShape): Piece {
     q`coalesce((select ${raw(`"${column}"`)} from ranked where k = 2),
                  (select ${raw(`"${column}"`)} from ranked where k = 1))`;
   return q`
-    with ${excluded}, wanted as materialized (${
-    viaSql((sql) => meantTagIds(sql, L.tags as unknown as string[]))
-  }),
+    with ${excluded}, wanted as materialized (${meantTagIdsOf(L.tags)}),
     ranked as materialized (
       select id, image_count::bigint as image_count, -- bigint: the ratio times it cannot overflow
              row_number() over (order by image_count, id) as k

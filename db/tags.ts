@@ -7,6 +7,7 @@
 import type postgres from "postgres";
 import type { ListTagsQuery, TagDto, TagSuggestion } from "../lib/types.ts";
 import { type Sql, withGenericPlan } from "./client.ts";
+import { type Piece, Slot, viaSql } from "./template.ts";
 
 type AnySql = Sql | postgres.TransactionSql;
 
@@ -45,6 +46,10 @@ export function meantTagIds(sql: AnySql, names: string[]) {
   return sql`select coalesce(a.target_id, t.id) as id from unnest(${names}::text[]) n(name)
     left join tag_aliases a on a.alias = n.name left join tags t on t.name = n.name`;
 }
+
+/** meantTagIds() for a statement kept by shape (db/template.ts), the names a slot's value. */
+export const meantTagIdsOf = (names: Slot): Piece =>
+  viaSql((sql) => meantTagIds(sql, names as unknown as string[]));
 
 /**
  * SQL: the IDs of the existing tags that `names` resolve to and of everything they imply,

@@ -10,6 +10,7 @@
  * run with postgres.js's `unsafe(text, values, { prepare: true })`.
  */
 
+import type postgres from "postgres";
 import type { Sql } from "./client.ts";
 
 /** A value given per call: `name` picks it from the call's values. */
@@ -72,28 +73,36 @@ export function render(piece: Piece): { text: string; slots: Slot[] } {
 }
 
 /**
- * Rendered statements by shape, built on first use. Bounded: a caller's shapes are few (the
- * caption search has at most 64), and past `max` the oldest is dropped.
+ * Statements rendered by shape from one builder, each on first use, then run with each call's
+ * values. Bounded: a caller's shapes are few (the caption search has at most 64), and past `max`
+ * the oldest is dropped.
  */
-export class StatementCache<K extends string> {
+export class StatementCache<S, K extends string> {
   readonly #byShape = new Map<string, { text: string; slots: Slot<K>[] }>();
-  constructor(readonly max = 256) {}
+  constructor(private readonly build: (shape: S) => Piece, readonly max = 256) {}
 
-  /** The text and the values in slot order for `shape`, built by `build` the first time. */
-  get(
-    shape: string,
-    build: () => Piece,
-    values: Record<K, unknown>,
-  ): { text: string; params: unknown[] } {
-    let hit = this.#byShape.get(shape);
+  /** The text of `shape`'s statement and `values` in its slots' order. */
+  get(shape: S, values: Record<K, unknown>): { text: string; params: unknown[] } {
+    const key = JSON.stringify(shape);
+    let hit = this.#byShape.get(key);
     if (!hit) {
-      hit = render(build()) as { text: string; slots: Slot<K>[] };
+      hit = render(this.build(shape)) as { text: string; slots: Slot<K>[] };
       if (this.#byShape.size >= this.max) {
         this.#byShape.delete(this.#byShape.keys().next().value!);
       }
-      this.#byShape.set(shape, hit);
+      this.#byShape.set(key, hit);
     }
     return { text: hit.text, params: hit.slots.map((s) => values[s.name]) };
+  }
+
+  /** `shape`'s statement with `values`, as a prepared statement on `sql`. */
+  query<T extends postgres.Row[]>(
+    sql: Sql | postgres.TransactionSql,
+    shape: S,
+    values: Record<K, unknown>,
+  ): postgres.PendingQuery<T> {
+    const { text, params } = this.get(shape, values);
+    return sql.unsafe<T>(text, params as never[], { prepare: true });
   }
 
   /** Shapes kept. */

@@ -38,23 +38,22 @@ Deno.test("a shared postgres.js fragment function renders through q, slots and a
 });
 
 Deno.test("the cache builds a shape once and gives each call its own values", () => {
-  const cache = new StatementCache<"a" | "b">(2);
   let builds = 0;
-  const build = () => {
+  const cache = new StatementCache<string, "a" | "b">(() => {
     builds++;
     return q`select ${a}, ${b}, ${a}`;
-  };
-  assert.deepEqual(cache.get("s", build, { a: 1, b: 2 }), {
+  }, 2);
+  assert.deepEqual(cache.get("s", { a: 1, b: 2 }), {
     text: "select $1, $2, $3",
     params: [1, 2, 1],
   });
-  assert.deepEqual(cache.get("s", build, { a: 7, b: [8] }).params, [7, [8], 7]);
+  assert.deepEqual(cache.get("s", { a: 7, b: [8] }).params, [7, [8], 7]);
   assert.equal(builds, 1);
   // Bounded: a third shape drops the oldest, which is built again when it comes back.
-  cache.get("t", build, { a: 0, b: 0 });
-  cache.get("u", build, { a: 0, b: 0 });
+  cache.get("t", { a: 0, b: 0 });
+  cache.get("u", { a: 0, b: 0 });
   assert.equal(cache.size, 2);
-  cache.get("s", build, { a: 0, b: 0 });
+  cache.get("s", { a: 0, b: 0 });
   assert.equal(builds, 4);
 });
 
