@@ -9,13 +9,7 @@ import type { Sql } from "./client.ts";
 import { transaction } from "./client.ts";
 import { forgetKeysOf } from "./pending_deletes.ts";
 import { linkWordStatements, type TextSource } from "./caption_words.ts";
-import {
-  impliedClosure,
-  lockTagRulesShared,
-  meantTagIds,
-  meantTagIdsOf,
-  resolvedNames,
-} from "./tags.ts";
+import { impliedClosure, lockTagRulesShared, meantTagIdsOf, resolvedNames } from "./tags.ts";
 import { type Piece, q, raw, Slot, StatementCache, viaSql } from "./template.ts";
 
 /** An image row: the API's fields it stores, plus the UUID and keyset position kept inside. */
