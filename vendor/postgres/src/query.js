@@ -3,6 +3,12 @@ const originCache = new Map()
     , originError = Symbol('OriginError')
 
 export const CLOSE = {}
+
+// PATCHED (reaction-board): see the constructor.
+function settler(query, fn) {
+  return x => (query.active = false, fn(x))
+}
+
 export class Query extends Promise {
   constructor(strings, args, handler, canceller, options = {}) {
     let resolve
@@ -23,8 +29,12 @@ export class Query extends Promise {
     this.state = null
     this.statement = null
 
-    this.resolve = x => (this.active = false, resolve(x))
-    this.reject = x => (this.active = false, reject(x))
+    // PATCHED (reaction-board): made by settler(), not as arrows here. An arrow made in this
+    // constructor keeps the constructor's context, and with it every query's rows outlived the
+    // query through V8's young-generation collections (35-50% of what they allocated survived
+    // each one, 5-9 ms pauses). See PATCHED.md.
+    this.resolve = settler(this, resolve)
+    this.reject = settler(this, reject)
 
     this.active = false
     this.cancelled = null
