@@ -17,7 +17,7 @@ export interface Credentials {
 export interface SignInput {
   method: string;
   url: URL;
-  /** Headers to sign and send, beside the ones the signer adds; names in any case. */
+  /** Headers to send (and sign, but see signRequest), beside the ones the signer adds; any case. */
   headers: Record<string, string>;
   /** Hex SHA-256 of the body, or `UNSIGNED-PAYLOAD`. */
   payloadHash: string;
@@ -72,9 +72,36 @@ function canonicalQuery(params: URLSearchParams): string {
 }
 
 /**
+ * Headers sent but never signed, as the AWS SDK's signer (@smithy/signature-v4) leaves them out:
+ * hop-by-hop and client headers that a proxy on the way may add, drop or rewrite, after which a
+ * signature over them would no longer verify. So are `proxy-*` and `sec-*`.
+ */
+const UNSIGNED_HEADERS = new Set([
+  "authorization",
+  "cache-control",
+  "connection",
+  "expect",
+  "from",
+  "keep-alive",
+  "max-forwards",
+  "pragma",
+  "referer",
+  "te",
+  "trailer",
+  "transfer-encoding",
+  "upgrade",
+  "user-agent",
+  "x-amzn-trace-id",
+]);
+
+const signable = (name: string) =>
+  !UNSIGNED_HEADERS.has(name) && !name.startsWith("proxy-") && !name.startsWith("sec-");
+
+/**
  * The headers to send, `Authorization` included: the input's, plus `host`, `x-amz-date`,
- * `x-amz-content-sha256` and, for temporary credentials, `x-amz-security-token`. Every one of
- * them is signed. The URL's path must already be encoded as it goes on the wire.
+ * `x-amz-content-sha256` and, for temporary credentials, `x-amz-security-token`. All are signed
+ * but UNSIGNED_HEADERS and `proxy-*`/`sec-*`. The URL's path must already be encoded as it goes on
+ * the wire.
  */
 export function signRequest(input: SignInput): Record<string, string> {
   const { credentials, region } = input;
@@ -89,7 +116,7 @@ export function signRequest(input: SignInput): Record<string, string> {
   headers["x-amz-content-sha256"] = input.payloadHash;
   if (credentials.sessionToken) headers["x-amz-security-token"] = credentials.sessionToken;
 
-  const names = Object.keys(headers).sort();
+  const names = Object.keys(headers).filter(signable).sort();
   const signedHeaders = names.join(";");
   const canonicalRequest = [
     input.method,
