@@ -67,7 +67,7 @@ async function main() {
   const log = new Logger(config.LOG_LEVEL);
   const sql = createSql(config.DATABASE_URL!);
   const probeSql = createSql(config.DATABASE_URL!, { max: 1 });
-  const searchSql = createSearchSql(config.DATABASE_URL!);
+  const searchSql = createSearchSql(config.DATABASE_URL!, config.SEARCH_CONNECTIONS);
   const store = new S3Store(s3Settings(config));
   const app = createReaderApp({ config, sql, probeSql, searchSql, store, log });
 

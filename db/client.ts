@@ -31,12 +31,6 @@ export const QUEUE_TIMEOUT_S = 4;
 /** See CONNECT_TIMEOUT_S. */
 export const STATEMENT_TIMEOUT_MS = 4000;
 
-/**
- * Connections of the pool for generic plans (Services.searchSql): searches take a millisecond or
- * two each, and two cores are busy with four at once.
- */
-const SEARCH_POOL_SIZE = 4;
-
 /** Options of `createSql`. */
 export interface SqlOptions {
   /** Most connections (default 10). */
@@ -92,9 +86,12 @@ export function createSql(url: string, opts: SqlOptions = {}): Sql {
  */
 export const SEARCH_SETTINGS = { "pg_trgm.similarity_threshold": String(SIMILARITY_THRESHOLD) };
 
-/** The pool of the autocomplete and the caption search (Services.searchSql): generic plans. */
-export function createSearchSql(url: string): Sql {
-  return createSql(url, { max: SEARCH_POOL_SIZE, genericPlans: true, settings: SEARCH_SETTINGS });
+/**
+ * The pool of the autocomplete and the caption search (Services.searchSql): generic plans, at most
+ * `connections` at once (SEARCH_CONNECTIONS, lib/config.ts).
+ */
+export function createSearchSql(url: string, connections: number): Sql {
+  return createSql(url, { max: connections, genericPlans: true, settings: SEARCH_SETTINGS });
 }
 
 const UNAVAILABLE_CODES = new Set([

@@ -51,6 +51,16 @@ const defaultWorkers = () => Math.max(1, (navigator.hardwareConcurrency ?? 2) - 
  */
 const defaultCaptionWorkers = () => Math.min(2, navigator.hardwareConcurrency ?? 1);
 
+/**
+ * Caption searches and autocompletes at once (the search pool, db/client.ts). Each is a millisecond
+ * or two of one core's work in PostgreSQL, never waiting on a disk, so more at once than there are
+ * cores only share the cores, and time-slicing them drew out the slowest: at a million images on two
+ * cores, with PostgreSQL on the same machine, four connections gave a word and a tag p99 25-35 ms at
+ * concurrency 8 and two 20-25 ms, at the same throughput (bench/RESULTS.md). At least two, so that
+ * one search never waits behind another alone.
+ */
+const defaultSearchConnections = () => Math.max(2, navigator.hardwareConcurrency ?? 2);
+
 const schema = z.object({
   PORT: int(0, 65535).default(8000),
   HOST: z.preprocess(emptyToUndefined, z.string().default("0.0.0.0")),
@@ -87,6 +97,7 @@ const schema = z.object({
   MAX_IMAGE_PIXELS: int(1).default(50_000_000),
   THUMBNAIL_WORKERS: int(1, 64).default(defaultWorkers),
   CAPTION_WORKERS: int(1, 16).default(defaultCaptionWorkers),
+  SEARCH_CONNECTIONS: int(1, 64).default(defaultSearchConnections),
   DELIVERY_CACHE_MB: int(0, 65_536).default(64),
   LISTING_CACHE_ENTRIES: int(0, 100_000).default(256),
   ADMIN_USERNAME: z.preprocess(emptyToUndefined, z.string().default("admin")),

@@ -64,7 +64,7 @@ export async function openResources(input: Config, log: Logger): Promise<Resourc
   closers.push(() => sql.end({ timeout: 5 }));
   const probeSql = createSql(config.DATABASE_URL!, { max: 1 });
   closers.push(() => probeSql.end({ timeout: 1 }));
-  const searchSql = createSearchSql(config.DATABASE_URL!);
+  const searchSql = createSearchSql(config.DATABASE_URL!, config.SEARCH_CONNECTIONS);
   closers.push(() => searchSql.end({ timeout: 5 }));
   const store = openStore(config);
   return {

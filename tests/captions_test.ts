@@ -480,7 +480,7 @@ Deno.test("the counts choose each level's way: the index where lists never meet,
   // 3,000 images, `common` on the first 800, `other` on the next 800, `rare` on the first;
   // `few` tags 3 images and `some` 40 that carry no word, `with` the 800 that carry `common`.
   const db = await migratedDatabase();
-  const searchSql = createSearchSql(db.url);
+  const searchSql = createSearchSql(db.url, 2);
   try {
     await db.sql`insert into images (short_id, hash, content_type, size_bytes, width, height)
       select lpad(g::text, 8, '0'), md5(g::text), 'image/png', 1, 1, 1

@@ -83,12 +83,29 @@ Deno.test("withGenericPlan runs with generic plans: on a pool made for them with
 });
 
 Deno.test("the search pool plans generically and gives pg_trgm the caption search's threshold", async () => {
-  const sql = createSearchSql(serverUrl());
+  const sql = createSearchSql(serverUrl(), 2);
   try {
     const [row] = await sql<Record<string, string>[]>`
       select current_setting('plan_cache_mode') as mode,
         current_setting('pg_trgm.similarity_threshold') as threshold`;
     assert.deepEqual(row, { mode: "force_generic_plan", threshold: String(SIMILARITY_THRESHOLD) });
+  } finally {
+    await sql.end();
+  }
+});
+
+Deno.test("the search pool runs at most SEARCH_CONNECTIONS statements at once; the rest wait their turn", async () => {
+  const sql = createSearchSql(serverUrl(), 3);
+  try {
+    const rows = await Promise.all(
+      Array.from({ length: 9 }, () =>
+        sql<{ pid: number; started: Date }[]>`
+          select pg_backend_pid() as pid, statement_timestamp() as started, pg_sleep(0.1)`),
+    );
+    assert.equal(new Set(rows.map(([r]) => r.pid)).size, 3);
+    // Three rounds of three: the last statement started at least two sleeps after the first.
+    const starts = rows.map(([r]) => r.started.getTime()).sort((a, b) => a - b);
+    assert.ok(starts[8] - starts[0] >= 190, `started within ${starts[8] - starts[0]} ms`);
   } finally {
     await sql.end();
   }

@@ -68,7 +68,7 @@ export async function startService(opts: TestServiceOptions = {}): Promise<TestS
   // The service's own pool, bounded as in production; `db.sql` stays for set-up and inspection.
   const sql = createSql(db.url);
   const probeSql = createSql(db.url, { max: 1 });
-  const searchSql = createSearchSql(db.url);
+  const searchSql = createSearchSql(db.url, config.SEARCH_CONNECTIONS);
   const jobs = opts.jobs ? await JobQueue.start(db.url, log, { maxConnections: 2 }) : undefined;
   if (jobs) await jobs.work(implicationsJob(sql, log));
   const reader = opts.captionReader;
