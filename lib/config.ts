@@ -57,7 +57,8 @@ const defaultCaptionWorkers = () => Math.min(2, navigator.hardwareConcurrency ??
  * cores only share the cores, and time-slicing them drew out the slowest: at a million images on two
  * cores, with PostgreSQL on the same machine, four connections gave a word and a tag p99 25-35 ms at
  * concurrency 8 and two 20-25 ms, at the same throughput (bench/RESULTS.md). At least two, so that
- * one search never waits behind another alone.
+ * one search never waits behind another alone. A PostgreSQL with cores of its own, or one that
+ * reads from disk, gains from more (configured).
  */
 const defaultSearchConnections = () => Math.max(2, navigator.hardwareConcurrency ?? 2);
 
