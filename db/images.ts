@@ -33,11 +33,14 @@ export const COLUMNS = (sql: Sql | postgres.TransactionSql) =>
 /**
  * An image's tags as one JSON array sorted by name (postgres.js parses it): the row and its tags
  * in one round trip, from the tag IDs on the row (migration 010), one primary-key probe per tag.
+ * Each tag's row as the object (its columns are the keys): `json_build_object` per tag took an
+ * eighth more of PostgreSQL's time for a page's tags (51 images at a million, median of 15:
+ * 0.242-0.248 ms against 0.211-0.219), most of a listing's own work besides finding the page.
  */
 export const TAGS = (sql: Sql | postgres.TransactionSql) =>
   sql`coalesce((
-    select json_agg(json_build_object('name', t.name, 'image_count', t.image_count) order by t.name)
-    from tags t where t.id = any(i.tag_ids)), '[]') as tags`;
+    select json_agg(t order by t.name)
+    from (select t.name, t.image_count from tags t where t.id = any(i.tag_ids)) t), '[]') as tags`;
 
 /** The image with this short ID, or null. */
 export async function getImageByShortId(sql: Sql, shortId: string): Promise<ImageWithTags | null> {
