@@ -43,24 +43,14 @@ const bool = (fallback: boolean) =>
     return v;
   }, z.boolean({ error: "must be true or false" }));
 
-const defaultWorkers = () => Math.max(1, (navigator.hardwareConcurrency ?? 2) - 1);
+/** All cores but one, at least one: the other is the event loop's, which every request needs. */
+const coresButOne = () => Math.max(1, (navigator.hardwareConcurrency ?? 2) - 1);
 /**
  * OCR processes: at nice 19 they only take idle cores, and each holds about 330 MB, so two at
  * most unless configured. One could not keep up with two captioned uploads a second on two cores
  * (bench B10: the last text 12 s after the last upload; two: 1.2 s).
  */
 const defaultCaptionWorkers = () => Math.min(2, navigator.hardwareConcurrency ?? 1);
-
-/**
- * Caption searches and autocompletes at once (the search pool, db/client.ts). Each is a millisecond
- * or two of one core's work in PostgreSQL, never waiting on a disk, so more at once than there are
- * cores only share the cores, and time-slicing them drew out the slowest: at a million images on two
- * cores, with PostgreSQL on the same machine, four connections gave a word and a tag p99 25-35 ms at
- * concurrency 8 and two 20-25 ms, at the same throughput (bench/RESULTS.md). At least two, so that
- * one search never waits behind another alone. A PostgreSQL with cores of its own, or one that
- * reads from disk, gains from more (configured).
- */
-const defaultSearchConnections = () => Math.max(2, navigator.hardwareConcurrency ?? 2);
 
 const schema = z.object({
   PORT: int(0, 65535).default(8000),
@@ -96,9 +86,16 @@ const schema = z.object({
   ),
   MAX_UPLOAD_BYTES: int(1).default(20_971_520),
   MAX_IMAGE_PIXELS: int(1).default(50_000_000),
-  THUMBNAIL_WORKERS: int(1, 64).default(defaultWorkers),
+  THUMBNAIL_WORKERS: int(1, 64).default(coresButOne),
   CAPTION_WORKERS: int(1, 16).default(defaultCaptionWorkers),
-  SEARCH_CONNECTIONS: int(1, 64).default(defaultSearchConnections),
+  // Caption searches and autocompletes at once (the search pool, db/client.ts). Each is a
+  // millisecond or two of PostgreSQL's CPU, never waiting on a disk: more at once than the cores
+  // PostgreSQL can have only time-slice them, and with PostgreSQL on the same machine, one core
+  // stays the service's. At a million images on two cores, concurrency 8, B10's p99 at four
+  // connections 21-35 ms, at two 16-26, at one 11-20 (the searches PostgreSQL works hardest for
+  // 10-20% fewer a second; bench/RESULTS.md). A PostgreSQL with cores of its own, or one that
+  // reads from disk, gains from more (configured).
+  SEARCH_CONNECTIONS: int(1, 64).default(coresButOne),
   DELIVERY_CACHE_MB: int(0, 65_536).default(64),
   LISTING_CACHE_ENTRIES: int(0, 100_000).default(256),
   ADMIN_USERNAME: z.preprocess(emptyToUndefined, z.string().default("admin")),

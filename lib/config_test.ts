@@ -29,7 +29,7 @@ Deno.test("loadConfig() gives the README's documented defaults for an empty envi
   assert.equal(c.MAX_IMAGE_PIXELS, 50_000_000);
   assert.equal(c.THUMBNAIL_WORKERS, Math.max(1, navigator.hardwareConcurrency - 1));
   assert.equal(c.CAPTION_WORKERS, Math.min(2, navigator.hardwareConcurrency));
-  assert.equal(c.SEARCH_CONNECTIONS, Math.max(2, navigator.hardwareConcurrency));
+  assert.equal(c.SEARCH_CONNECTIONS, Math.max(1, navigator.hardwareConcurrency - 1));
   assert.equal(c.DELIVERY_CACHE_MB, 64);
   assert.equal(c.LISTING_CACHE_ENTRIES, 256);
   assert.equal(c.ADMIN_USERNAME, "admin");
