@@ -17,6 +17,9 @@ import type { AppEnv } from "../api/env.ts";
 import { SIMILARITY_THRESHOLD } from "../lib/text/caption_text.ts";
 import { freshDatabase, serverUrl } from "./_harness/db.ts";
 import { youngSurvival } from "./_harness/gc_survival.ts";
+import { loadConfig } from "../lib/config.ts";
+import { captureLogger } from "../lib/log.ts";
+import { openResources } from "../lib/resources.ts";
 
 Deno.test("the service's connections run with JIT off, name themselves, and time statements out", async () => {
   const sql = createSql(serverUrl());
@@ -108,6 +111,26 @@ Deno.test("the search pool runs at most SEARCH_CONNECTIONS statements at once; t
     assert.ok(starts[8] - starts[0] >= 190, `started within ${starts[8] - starts[0]} ms`);
   } finally {
     await sql.end();
+  }
+});
+
+Deno.test("the service's search pool has SEARCH_CONNECTIONS connections", async () => {
+  const dataDir = await Deno.makeTempDir();
+  const resources = await openResources(
+    loadConfig({
+      DATABASE_URL: serverUrl(),
+      DATA_DIR: dataDir,
+      ADMIN_PASSWORD: "a password nobody uses",
+      JWT_SECRET: "a secret of at least thirty-two bytes!!",
+      SEARCH_CONNECTIONS: "3",
+    }),
+    captureLogger().log,
+  );
+  try {
+    assert.equal(resources.searchSql.options.max, 3);
+  } finally {
+    await resources.close();
+    await Deno.remove(dataDir, { recursive: true });
   }
 });
 
