@@ -18,6 +18,7 @@ import { implicationsJob } from "./lib/tags/mod.ts";
 import { serveUntilSignal } from "./lib/http/mod.ts";
 import { phashBackfillKind } from "./lib/similar/backfill.ts";
 import { workRecognition } from "./lib/text/jobs.ts";
+import { raiseEventLoopPriority } from "./lib/event_loop.ts";
 
 const SHUTDOWN_GRACE_MS = 25_000;
 
@@ -57,6 +58,9 @@ async function main() {
     maxPixels: config.MAX_IMAGE_PIXELS,
     workers: config.CAPTION_WORKERS,
   });
+  // Everything that keeps its own priority (the database, the workers) is started: requests
+  // first, where the system allows it (lib/event_loop.ts).
+  log.info("event loop priority", { nice: raiseEventLoopPriority() });
 
   serveUntilSignal({
     port: config.PORT,

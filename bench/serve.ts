@@ -19,6 +19,7 @@ import { warmUploadPath } from "../lib/images/warm_up.ts";
 import { lowerPixelThreads } from "../lib/images/pixel_threads.ts";
 import { workRecognition } from "../lib/text/jobs.ts";
 import { watchEventLoop } from "./_lib.ts";
+import { raiseEventLoopPriority } from "../lib/event_loop.ts";
 
 const log = new Logger(loadConfig().LOG_LEVEL);
 const resources = await openResources(loadConfig(), log);
@@ -45,6 +46,8 @@ const stopReader = Deno.env.get("BENCH_NO_OCR") === "1"
   });
 await ensureAssets();
 const app = createApp({ config, sql, probeSql, searchSql, store, log, thumbnails, jobs });
+// As main.ts does, once everything that keeps its own priority is started.
+raiseEventLoopPriority();
 const server = Deno.serve({
   port: config.PORT,
   hostname: config.HOST,

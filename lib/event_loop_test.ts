@@ -1,5 +1,7 @@
 import assert from "node:assert/strict";
-import { BUDGET_MS, yieldIfBusy } from "./event_loop.ts";
+import { setPriority } from "node:os";
+import { BUDGET_MS, EVENT_LOOP_NICE, raiseEventLoopPriority, yieldIfBusy } from "./event_loop.ts";
+import { threadNices } from "../tests/_harness/threads.ts";
 
 /** Holds the thread for `ms`, as parsing and hashing a chunk does. */
 function busy(ms: number) {
@@ -22,4 +24,23 @@ Deno.test("yieldIfBusy() lets a timer run inside a long chain of steps that neve
   }
   // Without the yields the interval could not fire until the chain had ended.
   assert.ok(fired >= 5, `the timer ran ${fired} times during the chain`);
+});
+
+Deno.test("raiseEventLoopPriority() raises the calling thread where allowed, and no other", () => {
+  // The thread running this test (`deno test` may run a file on a thread of its own).
+  const tid = Number(Deno.readLinkSync("/proc/thread-self").split("/").at(-1));
+  const before = threadNices(Deno.pid);
+  const own = before.find((t) => t.tid === tid)!.nice;
+  try {
+    const nice = raiseEventLoopPriority();
+    const after = new Map(threadNices(Deno.pid).map((t) => [t.tid, t.nice]));
+    assert.equal(after.get(tid), nice);
+    // As root (CI) the kernel allows it; elsewhere the thread keeps its value and nothing throws.
+    assert.equal(nice, Deno.uid() === 0 ? EVENT_LOOP_NICE : own);
+    for (const t of before.filter((t) => t.tid !== tid && after.has(t.tid))) {
+      assert.equal(after.get(t.tid), t.nice, `thread ${t.name}`);
+    }
+  } finally {
+    setPriority(0, own);
+  }
 });

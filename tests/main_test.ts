@@ -15,6 +15,8 @@ import {
 import { freshDatabase } from "./_harness/db.ts";
 import { disposeS3, startS3 } from "./_harness/s3.ts";
 import { within } from "./reliability/_util.ts";
+import { threadNices } from "./_harness/threads.ts";
+import { EVENT_LOOP_NICE } from "../lib/event_loop.ts";
 
 const db = await freshDatabase();
 const s3 = await startS3();
@@ -88,6 +90,15 @@ Deno.test("ADMIN_USERNAME, THUMBNAIL_WORKERS and LOG_LEVEL=info reach the servic
     assert.equal(started?.workers, 3, child.output());
     // And as the kernel sees it: Deno runs each Web Worker on a thread named "worker-<n>".
     assert.equal(await webWorkerThreads(child.pid), 3, "one thread per thumbnail worker");
+    // Requests first where the system allows it (root here in CI): the event loop's thread only;
+    // the workers, started before, keep their priority.
+    const threads = threadNices(child.pid);
+    const loop = threads.find((t) => t.tid === child.pid)!;
+    assert.equal(lines.find((l) => l.msg === "event loop priority")?.nice, loop.nice);
+    if (Deno.uid() === 0) assert.equal(loop.nice, EVENT_LOOP_NICE);
+    for (const worker of threads.filter((t) => /^worker-\d+$/.test(t.name))) {
+      assert.equal(worker.nice, 0, worker.name);
+    }
     assert.ok(lines.some((l) => l.msg === "request" && l.level === "info"), "info lines written");
 
     child.kill("SIGINT");

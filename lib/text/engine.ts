@@ -56,16 +56,18 @@ function warmUpPicture(): Promise<Picture> {
 }
 
 /**
- * Spawns the OCR process under `nice -n 19`, so that every thread of it, V8's compiler and GC
- * helpers included, runs at the lowest priority; without a `nice` binary the process nices its
- * own threads (ocr_process.ts).
+ * Spawns the OCR process under `nice`, so that every thread of it, V8's compiler and GC helpers
+ * included, runs at the lowest priority (19); without a `nice` binary the process nices its own
+ * threads (ocr_process.ts). `nice` adds its adjustment to the spawning thread's value, which is
+ * the event loop's, raised to as much as -20 (lib/event_loop.ts), and the kernel caps the sum at
+ * 19: an adjustment of 39 reaches 19 from any value.
  */
 function spawn(): Deno.ChildProcess {
   const args = ["run", "--quiet", "--no-prompt", `--config=${CONFIG}`, "--allow-read"]
     .concat(["--allow-env", "--allow-sys", PROCESS]);
   const options = { stdin: "piped", stdout: "piped", stderr: "inherit" } as const;
   try {
-    return new Deno.Command("nice", { args: ["-n", "19", Deno.execPath(), ...args], ...options })
+    return new Deno.Command("nice", { args: ["-n", "39", Deno.execPath(), ...args], ...options })
       .spawn();
   } catch (err) {
     if (!(err instanceof Deno.errors.NotFound)) throw err;

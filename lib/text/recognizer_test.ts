@@ -5,6 +5,8 @@ import { photoBackground, textFreePhotos } from "../../tests/_harness/caption_co
 import { type LoopGaps, watchEventLoop } from "../../bench/_lib.ts";
 import { CaptionReader } from "./mod.ts";
 import { threadNices } from "../../tests/_harness/threads.ts";
+import { setPriority } from "node:os";
+import { EVENT_LOOP_NICE, raiseEventLoopPriority } from "../event_loop.ts";
 
 /** White bold capitals with a black outline at the top and/or bottom of a photo-like picture. */
 async function meme(
@@ -167,6 +169,26 @@ Deno.test("CaptionReader runs its engines in processes at nice 19; this process 
     assert.equal(threadNices(Deno.pid).find((t) => t.tid === Deno.pid)?.nice, 0);
   } finally {
     await reader.close();
+  }
+});
+
+Deno.test("CaptionReader's engines run at nice 19 when started from the raised event loop's thread", async () => {
+  // `nice` adds to the spawning thread's value: from -10, an adjustment of 19 left the engine's
+  // first threads (V8's helpers) at 9.
+  const tid = Number(Deno.readLinkSync("/proc/thread-self").split("/").at(-1));
+  const own = threadNices(Deno.pid).find((t) => t.tid === tid)!.nice;
+  assert.equal(raiseEventLoopPriority(), Deno.uid() === 0 ? EVENT_LOOP_NICE : own);
+  try {
+    const reader = await CaptionReader.start({ workers: 1 });
+    try {
+      for (const pid of await reader.pids()) {
+        assert.deepEqual(threadNices(pid).filter((t) => t.nice !== 19), [], `process ${pid}`);
+      }
+    } finally {
+      await reader.close();
+    }
+  } finally {
+    setPriority(0, own);
   }
 });
 
