@@ -37,7 +37,7 @@ export function yieldIfBusy(): Promise<void> | undefined {
  * The nice value the event loop's thread asks for (Linux; where allowed: root or CAP_SYS_NICE).
  * Every request passes through that one thread, and under a burst of uploads it waited for a core
  * behind other processes' work at the same priority (s3rver's, PostgreSQL's, the uploading
- * clients'), though it held the loop for at most 6 ms at a time: B3's health probes, p99 16-44 ms
+ * clients'), though it held the loop for at most 6 ms at a time: B3's health probes, p99 11-44 ms
  * at nice 0, 7.5-26 at -10, 9-30 at -5 (bench/RESULTS.md). It uses a quarter to half of one core
  * there, so the rest of the machine keeps the rest.
  */
