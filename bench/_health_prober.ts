@@ -2,10 +2,12 @@
  * B3's health prober in a process of its own: starts a GET of URL every INTERVAL_MS (default
  * 10) on a fixed schedule, never waiting for the previous answer, so a stalled service shows as
  * the probes that queue behind the stall instead of as one slow probe among many quick ones.
- * Prints `{"ready": true}`, probes from SIGUSR1 to SIGUSR2 (or MAX_MS), then writes
+ * Prints `{"ready": true}`, probes from START_SIGNAL to STOP_SIGNAL (or MAX_MS), then writes
  * `{"latencies": [...], "errors": n, "lag": ms}` to RESULT_FILE and exits; `lag` is the longest
  * this process's own timer was late, which would be the prober's stall, not the service's.
  */
+import { START_SIGNAL, STOP_SIGNAL } from "./_signals.ts";
+
 const env = (name: string) =>
   Deno.env.get(name) ?? (() => {
     throw new Error(`${name} is required`);
@@ -16,8 +18,8 @@ const maxMs = Number(Deno.env.get("MAX_MS") ?? "120000");
 
 const start = Promise.withResolvers<void>();
 const stop = Promise.withResolvers<void>();
-Deno.addSignalListener("SIGUSR1", () => start.resolve());
-Deno.addSignalListener("SIGUSR2", () => stop.resolve());
+Deno.addSignalListener(START_SIGNAL, () => start.resolve());
+Deno.addSignalListener(STOP_SIGNAL, () => stop.resolve());
 // One connection per probe in flight, reused: what a load balancer's health checker keeps.
 const client = Deno.createHttpClient({ poolMaxIdlePerHost: 64 });
 await (await fetch(url, { client })).arrayBuffer();

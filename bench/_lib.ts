@@ -10,6 +10,7 @@
 import postgres from "postgres";
 import sharp from "sharp";
 import { S3Store } from "../lib/storage/s3.ts";
+import { START_SIGNAL, STOP_SIGNAL } from "./_signals.ts";
 
 /** Where benchmark results (JSON, one per benchmark) are written by `bench/run.ts`. */
 export const RESULTS_DIR = new URL("./results/", import.meta.url);
@@ -842,9 +843,9 @@ export async function probeWhile(base: string, during: () => Promise<unknown>): 
       INTERVAL_MS: String(PROBE_INTERVAL_MS),
       RESULT_FILE: file,
     });
-    Deno.kill(prober.pid, "SIGUSR1");
+    Deno.kill(prober.pid, START_SIGNAL);
     await during();
-    Deno.kill(prober.pid, "SIGUSR2");
+    Deno.kill(prober.pid, STOP_SIGNAL);
     await prober.exited;
     return JSON.parse(await Deno.readTextFile(file));
   } finally {

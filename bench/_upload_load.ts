@@ -5,10 +5,11 @@
  * RESULT_FILE, SEND (`socket`: every request written to its own socket at once, the burst;
  * `fetch`: Deno's fetch, whose client sends the bodies over several seconds, the old B3).
  * Encodes UPLOADS distinct 12 MP JPEGs (cached after the first run) as forms, prints
- * `{"ready": true}`, waits for SIGUSR1, sends every upload at once, writes
+ * `{"ready": true}`, waits for START_SIGNAL, sends every upload at once, writes
  * `{"statuses": [...], "ms": n}` to RESULT_FILE and exits.
  */
 import { cachedPhotoJpeg, multipartBody, socketUpload, upload, withComment } from "./_lib.ts";
+import { START_SIGNAL } from "./_signals.ts";
 
 const env = (name: string) =>
   Deno.env.get(name) ?? (() => {
@@ -26,7 +27,7 @@ for (let i = 0; i < count; i++) {
 }
 
 const go = Promise.withResolvers<void>();
-Deno.addSignalListener("SIGUSR1", () => go.resolve());
+Deno.addSignalListener(START_SIGNAL, () => go.resolve());
 console.log(JSON.stringify({ ready: true }));
 await go.promise;
 

@@ -29,6 +29,7 @@ import {
   upload,
   x,
 } from "./_lib.ts";
+import { START_SIGNAL, STOP_SIGNAL } from "./_signals.ts";
 
 const UPLOADS = 20;
 const IDLE_MS = 5000;
@@ -47,7 +48,7 @@ async function uploader(base: string, auth: Record<string, string>, send: "socke
   }, 300_000);
   return {
     go: async () => {
-      Deno.kill(child.pid, "SIGUSR1");
+      Deno.kill(child.pid, START_SIGNAL);
       await child.exited;
       const result = JSON.parse(await Deno.readTextFile(file)) as {
         statuses: number[];
@@ -59,11 +60,11 @@ async function uploader(base: string, auth: Record<string, string>, send: "socke
   };
 }
 
-/** The longest event-loop gap the service saw between SIGUSR1 and SIGUSR2 (bench/serve.ts). */
+/** The longest event-loop gap the service saw between the two signals (bench/serve.ts). */
 async function serviceGap(pid: number, file: string, during: () => Promise<unknown>) {
-  Deno.kill(pid, "SIGUSR1");
+  Deno.kill(pid, START_SIGNAL);
   await during();
-  Deno.kill(pid, "SIGUSR2");
+  Deno.kill(pid, STOP_SIGNAL);
   for (let i = 0; i < 100; i++) {
     const text = await Deno.readTextFile(file).catch(() => "");
     if (text) {

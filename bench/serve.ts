@@ -3,7 +3,7 @@
  * main.ts builds it (config, resources, migrations, thumbnail pool, job queue, app), served with
  * Deno.serve on HOST:PORT (PORT=0 picks a free port). Prints `{"port": n}` on stdout once
  * listening; SIGTERM stops it. With BENCH_LOOP_FILE set, a 1 ms timer watches the event loop:
- * SIGUSR1 starts a window, SIGUSR2 writes there its longest gap, the most CPU time the main thread
+ * START_SIGNAL starts a window, STOP_SIGNAL writes there its longest gap, the most CPU time the main thread
  * ran between two ticks (the longest it held the loop, whatever the machine's load) and the gaps
  * over 5 and 20 ms.
  */
@@ -19,6 +19,7 @@ import { warmUploadPath } from "../lib/images/warm_up.ts";
 import { lowerPixelThreads } from "../lib/images/pixel_threads.ts";
 import { workRecognition } from "../lib/text/jobs.ts";
 import { watchEventLoop } from "./_lib.ts";
+import { START_SIGNAL, STOP_SIGNAL } from "./_signals.ts";
 import { raiseEventLoopPriority } from "../lib/event_loop.ts";
 
 const log = new Logger(loadConfig().LOG_LEVEL);
@@ -57,11 +58,11 @@ const server = Deno.serve({
 const loopFile = Deno.env.get("BENCH_LOOP_FILE");
 if (loopFile) {
   let watch: ReturnType<typeof watchEventLoop> | null = null;
-  Deno.addSignalListener("SIGUSR1", () => {
+  Deno.addSignalListener(START_SIGNAL, () => {
     watch?.stop();
     watch = watchEventLoop();
   });
-  Deno.addSignalListener("SIGUSR2", () => {
+  Deno.addSignalListener(STOP_SIGNAL, () => {
     if (!watch) return;
     // Written beside it, then renamed: a reader polling for the file never sees half of it (a
     // test once parsed it mid-write and failed on "Unexpected end of JSON input").

@@ -8,6 +8,7 @@
  */
 import assert from "node:assert/strict";
 import { type LoopGaps, multipartBody, photoJpeg, withComment } from "../bench/_lib.ts";
+import { START_SIGNAL, STOP_SIGNAL } from "../bench/_signals.ts";
 import { TEST_PASSWORD } from "./_harness/app.ts";
 import { childEnv, spawnChild, waitReady } from "./_harness/child.ts";
 import { freshDatabase } from "./_harness/db.ts";
@@ -40,7 +41,7 @@ Deno.test("ten 12 MP uploads at once never hold the service's event loop for lon
       { length: UPLOADS },
       (_, i) => multipartBody(withComment(jpeg, `burst-${i}-${crypto.randomUUID()}`)),
     );
-    child.kill("SIGUSR1");
+    child.kill(START_SIGNAL);
     const statuses = await Promise.all(forms.map(async (form) => {
       const res = await fetch(`${base}/api/v1/images`, {
         method: "POST",
@@ -53,7 +54,7 @@ Deno.test("ten 12 MP uploads at once never hold the service's event loop for lon
       await res.body?.cancel();
       return res.status;
     }));
-    child.kill("SIGUSR2");
+    child.kill(STOP_SIGNAL);
     assert.deepEqual(statuses, Array(UPLOADS).fill(201));
     let report: LoopGaps | null = null;
     for (let i = 0; i < 200 && !report; i++) {
