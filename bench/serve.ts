@@ -3,9 +3,9 @@
  * main.ts builds it (config, resources, migrations, thumbnail pool, job queue, app), served with
  * Deno.serve on HOST:PORT (PORT=0 picks a free port). Prints `{"port": n}` on stdout once
  * listening; SIGTERM stops it. With BENCH_LOOP_FILE set, a 1 ms timer watches the event loop:
- * START_SIGNAL starts a window, STOP_SIGNAL writes there its longest gap, the most CPU time the main thread
- * ran between two ticks (the longest it held the loop, whatever the machine's load) and the gaps
- * over 5 and 20 ms.
+ * START_SIGNAL (bench/_signals.ts) starts a window, STOP_SIGNAL writes there its longest gap, the
+ * most CPU time the main thread ran between two ticks (the longest it held the loop, whatever the
+ * machine's load) and the gaps over 5 and 20 ms.
  */
 import { createApp, ensureAssets } from "../app.ts";
 import { migrate } from "../db/migrate.ts";
