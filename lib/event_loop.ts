@@ -34,7 +34,9 @@ export function yieldIfBusy(): Promise<void> | undefined {
 }
 
 /**
- * The nice value the event loop's thread asks for (Linux; where allowed: root or CAP_SYS_NICE).
+ * The nice value the event loop's thread asks for (Linux; where allowed: root, CAP_SYS_NICE, or an
+ * RLIMIT_NICE of at least 20 - EVENT_LOOP_NICE, which `docker run --ulimit nice=30` gives the
+ * image's unprivileged user).
  * Every request passes through that one thread, and under a burst of uploads it waited for a core
  * behind other processes' work at the same priority (s3rver's, PostgreSQL's, the uploading
  * clients'), though it held the loop for at most 6 ms at a time: B3's health probes, p99 11-44 ms
@@ -53,7 +55,7 @@ export function raiseEventLoopPriority(): number {
   try {
     if (getPriority(0) > EVENT_LOOP_NICE) setPriority(0, EVENT_LOOP_NICE);
   } catch {
-    // Not allowed (an unprivileged user, a container without CAP_SYS_NICE): normal priority.
+    // Not allowed (an unprivileged user without a raised RLIMIT_NICE): normal priority.
   }
   try {
     return getPriority(0);

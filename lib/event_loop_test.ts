@@ -44,3 +44,25 @@ Deno.test("raiseEventLoopPriority() raises the calling thread where allowed, and
     setPriority(0, own);
   }
 });
+
+Deno.test("raiseEventLoopPriority() keeps normal priority, without throwing, where not allowed", async () => {
+  // What the Docker image's unprivileged user meets without `--ulimit nice=30`: no CAP_SYS_NICE
+  // and an RLIMIT_NICE of 0. As root (CI) the capability is dropped for a child with setpriv;
+  // any other user has neither already.
+  const script = `import { getPriority } from "node:os";
+    import { raiseEventLoopPriority } from ${
+    JSON.stringify(import.meta.resolve("./event_loop.ts"))
+  };
+    const before = getPriority(0);
+    console.log(JSON.stringify({ before, after: raiseEventLoopPriority(), now: getPriority(0) }));`;
+  const deno = [Deno.execPath(), "eval", "--no-config", script];
+  const args = Deno.uid() === 0
+    ? ["prlimit", "--nice=0:0", "--", "setpriv", "--bounding-set=-sys_nice", "--", ...deno]
+    : deno;
+  const out = await new Deno.Command(args[0], { args: args.slice(1), stderr: "inherit" }).output();
+  assert.ok(out.success);
+  const { before, after, now } = JSON.parse(new TextDecoder().decode(out.stdout));
+  assert.equal(after, before);
+  assert.equal(now, before);
+  assert.ok(before > EVENT_LOOP_NICE);
+});

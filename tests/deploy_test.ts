@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
 import { CONFIG_KEYS, loadConfig } from "../lib/config.ts";
+import { EVENT_LOOP_NICE } from "../lib/event_loop.ts";
 import { startService } from "./_harness/app.ts";
 
 const ROOT = fileURLToPath(new URL("../", import.meta.url));
@@ -118,6 +119,18 @@ Deno.test("EXPOSE, the HEALTHCHECK and compose's app all use PORT's default", ()
   const composeCheck = app.join("\n").match(HEALTH_URL);
   assert.ok(composeCheck, "compose's app healthcheck asks /api/v1/health");
   assert.equal(Number(composeCheck[1]), port);
+});
+
+Deno.test("the RLIMIT_NICE offered to the image's user is the one the event loop needs", () => {
+  // Linux lets an unprivileged thread lower its nice value down to 20 - RLIMIT_NICE.
+  const needed = 20 - EVENT_LOOP_NICE;
+  const app = composeService("app").join("\n");
+  assert.match(app, new RegExp(`\\n\\s+# ulimits:\\n\\s+#   nice: ${needed}\\n`));
+  for (const doc of [read("README.md"), read("lib/event_loop.ts")]) {
+    const offered = [...doc.matchAll(/--ulimit nice=(\d+)|ulimits: nice: (\d+)/g)];
+    assert.ok(offered.length > 0);
+    for (const m of offered) assert.equal(Number(m[1] ?? m[2]), needed, m[0]);
+  }
 });
 
 Deno.test("compose starts the app only after its dependencies are ready", () => {
