@@ -25,7 +25,8 @@ import { bearer, errorResponse, Image, ShortIdParam } from "./schemas.ts";
 import { UploadedImage } from "./similar.ts";
 import { readUploadForm } from "./upload_body.ts";
 import { queueRecognition } from "../lib/text/jobs.ts";
-import { READ_SLOT_WAIT_MS, READ_SLOTS, ReadSlots, UploadGate } from "./upload_gate.ts";
+import { READ_SLOT_WAIT_MS, READ_SLOTS, UploadGate } from "./upload_gate.ts";
+import { Slots } from "../lib/slots.ts";
 
 const TagChange = z.union([
   z.object({ tags: z.array(z.string()) }).strict(),
@@ -41,7 +42,7 @@ export function imageWriteRoutes(services: Services, read: ReadModel) {
   const app = newRouter();
   const auth = requireAuth(config);
   const gate = new UploadGate(64);
-  const reading = new ReadSlots(READ_SLOTS, READ_SLOT_WAIT_MS);
+  const reading = new Slots(READ_SLOTS, READ_SLOT_WAIT_MS);
 
   app.openAPIRegistry.registerPath({
     method: "post",

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import sharp from "sharp";
 import { sweepPendingDeletes } from "../lib/deleter.ts";
-import { ingestImage } from "../lib/images/ingest.ts";
+import { ingestImage, PUT_SLOTS } from "../lib/images/ingest.ts";
 import type { ObjectStore } from "../lib/storage/mod.ts";
 import { ThumbnailPool } from "../lib/images/thumbnails/pool.ts";
 import { TEST_HANG } from "../lib/images/thumbnails/messages.ts";
@@ -315,6 +315,29 @@ function withThumbnailPut(
       : real.put(key, body, opts);
   return store;
 }
+
+Deno.test("a burst of uploads writes at most PUT_SLOTS originals to storage at once", async () => {
+  const real = svc.s3.store;
+  const store = Object.create(real) as ObjectStore;
+  let writing = 0, most = 0;
+  store.put = async (key, body, opts) => {
+    if (!key.startsWith("images/")) return await real.put(key, body, opts);
+    most = Math.max(most, ++writing);
+    try {
+      await new Promise((r) => setTimeout(r, 40)); // a put that takes a while, as 5 MB do
+      return await real.put(key, body, opts);
+    } finally {
+      writing--;
+    }
+  };
+  const images = await Promise.all(Array.from({ length: PUT_SLOTS * 3 }, () => makeImage()));
+  const results = await Promise.all(
+    images.map((bytes) => ingestImage({ ...svc.services, store }, bytes, [randomTag()])),
+  );
+  assert.ok(results.every((r) => r.created));
+  assert.equal(most, PUT_SLOTS);
+  for (const { image } of results) assert.ok(await real.head(originalKey(image.short_id)));
+});
 
 Deno.test("a thumbnail whose put fails leaves the image without one, and the sweeper removes it if it landed", async () => {
   // The put lands, but its answer never comes: the upload cannot know the object is there.
