@@ -59,8 +59,8 @@ function warmUpPicture(): Promise<Picture> {
  * Spawns the OCR process under `nice`, so that every thread of it, V8's compiler and GC helpers
  * included, runs at the lowest priority (19); without a `nice` binary the process nices its own
  * threads (ocr_process.ts). `nice` adds its adjustment to the spawning thread's value, which is
- * the event loop's, raised to as much as -20 (lib/event_loop.ts), and the kernel caps the sum at
- * 19: an adjustment of 39 reaches 19 from any value.
+ * the event loop's (EVENT_LOOP_NICE, lib/event_loop.ts), and the kernel caps the sum at 19: an
+ * adjustment of 39 reaches 19 from any value a thread can have (-20 at the least).
  */
 function spawn(): Deno.ChildProcess {
   const args = ["run", "--quiet", "--no-prompt", `--config=${CONFIG}`, "--allow-read"]
