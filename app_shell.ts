@@ -7,6 +7,7 @@ import { Hono } from "hono";
 import type { AppEnv } from "./api/env.ts";
 import { onError } from "./api/errors.ts";
 import { requestScope } from "./lib/http/mod.ts";
+import { handlingRequest } from "./lib/event_loop.ts";
 import type { Services } from "./lib/services.ts";
 
 const REQUEST_ID_RE = /^[A-Za-z0-9._-]{1,64}$/;
@@ -30,7 +31,11 @@ export function createShell(services: Pick<Services, "log">, parts: ShellParts) 
     c.set("requestId", requestId);
     c.set("log", reqLog);
     const started = performance.now();
-    await requestScope.run(reqLog, next);
+    {
+      // Uploads read and send their bodies in steps that pause for other requests (event_loop.ts).
+      using _handling = handlingRequest();
+      await requestScope.run(reqLog, next);
+    }
     c.header("X-Request-Id", requestId);
     // Every answer, JSON errors of the byte routes included, is to be taken as its declared type.
     c.header("X-Content-Type-Options", "nosniff");

@@ -1,6 +1,18 @@
 import assert from "node:assert/strict";
 import { setPriority } from "node:os";
-import { BUDGET_MS, EVENT_LOOP_NICE, raiseEventLoopPriority, yieldIfBusy } from "./event_loop.ts";
+import { OpenAPIHono } from "@hono/zod-openapi";
+import {
+  BUDGET_MS,
+  EVENT_LOOP_NICE,
+  handlingRequest,
+  HOLD_MS,
+  raiseEventLoopPriority,
+  requestsBeingHandled,
+  yieldIfBusy,
+} from "./event_loop.ts";
+import { createShell } from "../app_shell.ts";
+import { captureLogger } from "./log.ts";
+import type { AppEnv } from "../api/env.ts";
 import { threadNices } from "../tests/_harness/threads.ts";
 
 /** Holds the thread for `ms`, as parsing and hashing a chunk does. */
@@ -13,8 +25,8 @@ Deno.test("yieldIfBusy() lets a timer run inside a long chain of steps that neve
   let fired = 0;
   const timer = setInterval(() => fired++, 0);
   try {
-    // 40 budgets of work, in steps whose awaits resolve at once (a buffered body's reads).
-    for (let step = 0; step < 80 * BUDGET_MS; step++) {
+    // 40 holds of work, in steps whose awaits resolve at once (a buffered body's reads).
+    for (let step = 0; step < 80 * HOLD_MS; step++) {
       busy(0.5);
       await Promise.resolve();
       await yieldIfBusy();
@@ -24,6 +36,51 @@ Deno.test("yieldIfBusy() lets a timer run inside a long chain of steps that neve
   }
   // Without the yields the interval could not fire until the chain had ended.
   assert.ok(fired >= 5, `the timer ran ${fired} times during the chain`);
+});
+
+/** Whether a step that held the loop for `ms` right after it turned is asked to pause. */
+async function pausesAfterHolding(ms: number): Promise<boolean> {
+  await new Promise((r) => setTimeout(r, 5)); // the loop turns; a marker set before has fired
+  await yieldIfBusy(); // sets the marker for the next turn
+  busy(ms);
+  const wait = yieldIfBusy();
+  await wait;
+  return wait !== undefined;
+}
+
+Deno.test("with other requests being handled, steps pause after BUDGET_MS; alone, after HOLD_MS", async () => {
+  // Alone, a step that waited for I/O has let the loop turn, so only a loop really held for
+  // HOLD_MS (its timer overdue) is worth a pause, which idles the upload for 1-2 ms; beside other
+  // requests, steps pause every BUDGET_MS to leave the loop room for them.
+  const between = BUDGET_MS + 0.25;
+  const alone = [];
+  for (let i = 0; i < 5; i++) alone.push(await pausesAfterHolding(between));
+  // Unless this process lost its core for a while in between (tests run side by side).
+  assert.ok(alone.filter((p) => p).length <= 2, `alone: ${alone}`);
+  assert.ok(await pausesAfterHolding(HOLD_MS + 0.5), "alone, held past HOLD_MS");
+  {
+    using _a = handlingRequest();
+    using _b = handlingRequest();
+    for (let i = 0; i < 5; i++) assert.ok(await pausesAfterHolding(between), `shared, try ${i}`);
+  }
+  assert.equal(requestsBeingHandled(), 0);
+});
+
+Deno.test("every request through the app shell counts as being handled until it is answered", async () => {
+  const api = new OpenAPIHono<AppEnv>();
+  const seen: number[] = [];
+  api.get("/count", async (c) => {
+    await new Promise((r) => setTimeout(r, 20));
+    seen.push(requestsBeingHandled());
+    return c.json({});
+  });
+  const app = createShell({ log: captureLogger().log }, { api });
+  const answers = await Promise.all([1, 2, 3].map(() => app.request("/api/v1/count")));
+  assert.deepEqual(answers.map((r) => r.status), [200, 200, 200]);
+  assert.deepEqual(seen, [3, 2, 1]);
+  assert.equal(requestsBeingHandled(), 0);
+  assert.equal((await app.request("/api/v1/nothing-here")).status, 404);
+  assert.equal(requestsBeingHandled(), 0);
 });
 
 Deno.test("raiseEventLoopPriority() raises the calling thread where allowed, and no other", () => {
