@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import postgres from "postgres";
 import { searchImagesByText, setImageText, type TextCursor } from "../db/captions.ts";
 import { replaceWords } from "../db/caption_words.ts";
-import { recogniseImage } from "../lib/text/jobs.ts";
+import { recogniseImage, RECOGNITION_QUEUE } from "../lib/text/jobs.ts";
 import { queryWords, SIMILARITY_THRESHOLD } from "../lib/text/caption_text.ts";
 import type { ImageDto, ImagePage } from "../lib/types.ts";
 import { startService } from "./_harness/app.ts";
@@ -57,7 +57,17 @@ async function waitForText(id: string): Promise<ImageDto> {
     if (image.text !== null) return image;
     await new Promise((r) => setTimeout(r, 100));
   }
-  throw new Error(`no text for ${id} after 30 s`);
+  throw new Error(`no text for ${id} after 30 s; ${await recognitionTrail(id)}`);
+}
+
+/** What the queue and the service's log say of `id`'s recognition: for a failure's message. */
+async function recognitionTrail(id: string): Promise<string> {
+  const jobs = await svc.db.sql`
+    select state, retry_count, output from jobs.job
+    where name = ${RECOGNITION_QUEUE} and data->>'short_id' = ${id}`
+    .then((rows) => JSON.stringify(rows), (err) => `jobs not read: ${err}`);
+  const lines = svc.logs.filter((l) => l.includes(id) || /"level":"(warn|error)"/.test(l));
+  return `its jobs: ${jobs}; log: ${lines.slice(-20).join("\n")}`;
 }
 
 function patchText(id: string, text: unknown) {
