@@ -37,24 +37,17 @@ const json = { ...auth, "content-type": "application/json" };
 
 /**
  * A new image. Its recognition job runs in the background: captions a test sets itself are
- * "manual", which recognition leaves alone.
+ * "manual", which recognition leaves alone. `recognise: false` uploads it with an empty manual
+ * caption instead, so no job is sent: tests that made dozens of images and set their captions
+ * themselves left a backlog of jobs that the recogniser was still working through when a later
+ * test waited for its own image's caption (once past its 30 s on a loaded machine).
  */
-async function newImage(tags: string[] = []): Promise<ImageDto> {
-  const res = await upload(svc.app, auth, await makeImage("png", 12, 12), tags);
-  assert.equal(res.status, 201, await res.clone().text());
-  return await res.json();
-}
-
-/**
- * A new image whose caption the test sets itself: uploaded with an empty manual one, so no
- * recognition job is sent. Tests that made dozens of images left a backlog of jobs that the
- * recogniser was still working through when a later test waited for its own image's caption
- * (once past its 30 s on a loaded machine).
- */
-async function uncaptionedImage(tags: string[] = []): Promise<ImageDto> {
+async function newImage(tags: string[] = [], { recognise = true } = {}): Promise<ImageDto> {
   const form = uploadForm(await makeImage("png", 12, 12), tags);
-  form.append("text", "");
-  form.append("text_source", "manual");
+  if (!recognise) {
+    form.append("text", "");
+    form.append("text_source", "manual");
+  }
   const res = await svc.app.request("/api/v1/images", {
     method: "POST",
     headers: auth,
@@ -63,6 +56,9 @@ async function uncaptionedImage(tags: string[] = []): Promise<ImageDto> {
   assert.equal(res.status, 201, await res.clone().text());
   return await res.json();
 }
+
+/** A new image whose caption the test sets itself (no recognition job). */
+const uncaptionedImage = (tags: string[] = []) => newImage(tags, { recognise: false });
 
 async function getImage(id: string): Promise<ImageDto> {
   const res = await svc.app.request(`/api/v1/images/${id}`);
