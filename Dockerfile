@@ -1,6 +1,6 @@
 # The full service: `deno task start` (API, pages, thumbnail workers, migrations at start-up).
 # The same image also runs the edge reader (`deno task reader`) and the operator tasks
-# (`deno task db:migrate`, `deno task thumbnails:backfill`). See the README, "Deployment".
+# (`deno task db:migrate`, `deno task thumbnails:backfill`). See docs/deployment.md.
 #
 # Keep the tag in step with the Deno that .ci/run installs (tests/deploy_test.ts checks it).
 FROM denoland/deno:2.9.6

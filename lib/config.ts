@@ -150,7 +150,7 @@ const schema = z.object({
   }
 });
 
-/** The variables the service reads, in the order the README documents them. */
+/** The variables the service reads, in the order docs/configuration.md documents them. */
 export const CONFIG_KEYS = Object.keys(schema.shape) as (keyof Config)[];
 
 /**

@@ -126,7 +126,13 @@ Deno.test("the RLIMIT_NICE offered to the image's user is the one the event loop
   const needed = 20 - EVENT_LOOP_NICE;
   const app = composeService("app").join("\n");
   assert.match(app, new RegExp(`\\n\\s+# ulimits:\\n\\s+#   nice: ${needed}\\n`));
-  for (const doc of [read("README.md"), read("lib/event_loop.ts")]) {
+  for (
+    const doc of [
+      read("docs/deployment.md"),
+      read("docs/architecture.md"),
+      read("lib/event_loop.ts"),
+    ]
+  ) {
     const offered = [...doc.matchAll(/--ulimit nice=(\d+)|ulimits: nice: (\d+)/g)];
     assert.ok(offered.length > 0);
     for (const m of offered) assert.equal(Number(m[1] ?? m[2]), needed, m[0]);
