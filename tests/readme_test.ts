@@ -77,6 +77,19 @@ const DEPLOYMENT_TOPICS: [string, RegExp][] = [
   ["docs/operations.md", /import and export/i],
 ];
 
+/** The sections docs/architecture.md is for (issue 40). */
+const ARCHITECTURE_SECTIONS = [
+  "Layers",
+  "The import rules",
+  "The path of an upload",
+  "The path of a listing",
+  "Layout",
+];
+
+/** The project's top folders: a code span starting with one of them names a path in the repo. */
+const REPO_FOLDERS =
+  /^(?:api|bench|components|db|islands|lib|migrations|routes|scripts|static|tests|vendor)\//;
+
 /** The benchmarks bench/run.ts runs, B1 to B12. */
 const BENCHES = 12;
 
@@ -270,6 +283,33 @@ Deno.test("every relative link in the README, docs/ and bench/'s documents leads
     }
   }
   assert.deepEqual(broken, []);
+});
+
+Deno.test("docs/architecture.md has its layers, import rules, the two paths and the layout", () => {
+  const titles = parse(read("docs/architecture.md")).headings.filter((h) => h.level === 2)
+    .map((h) => h.text);
+  for (const title of ARCHITECTURE_SECTIONS) {
+    assert.ok(titles.includes(title), `no "## ${title}" in ${titles.join(", ")}`);
+  }
+});
+
+Deno.test("every repository path the README, docs/ and bench/README.md name in code exists", () => {
+  const missing: string[] = [];
+  let named = 0;
+  for (const file of documents().filter((f) => f !== "bench/RESULTS.md")) {
+    const text = parse(read(file)).lines.join("\n");
+    for (const m of text.matchAll(/`([^`\s]+)`/g)) {
+      if (!REPO_FOLDERS.test(m[1])) continue;
+      named++;
+      try {
+        Deno.statSync(join(ROOT, m[1]));
+      } catch {
+        missing.push(`${file}: \`${m[1]}\``);
+      }
+    }
+  }
+  assert.ok(named > 20, `sanity: ${named} paths named`);
+  assert.deepEqual(missing, []);
 });
 
 Deno.test("every path that compose.yaml's comments name exists, with its heading", () => {
