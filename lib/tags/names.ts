@@ -4,6 +4,7 @@
  * means "without"). The one normaliser of tag names: the API, the pages and the islands (no Deno
  * APIs here, so islands bundle it) all use it.
  */
+import { AppError } from "../errors.ts";
 
 /** Longest tag name, in characters. */
 export const MAX_TAG_LENGTH = 64;
@@ -14,15 +15,20 @@ export const MAX_TAG_QUERY_LENGTH = 64;
 /** Most tags one image may carry (a bound on every write that adds tags). */
 export const MAX_TAGS_PER_IMAGE = 50;
 
-/** More than MAX_TAGS_PER_IMAGE tags, in a request or on an image (the API answers 422). */
-export class TooManyTagsError extends Error {
+/** More than MAX_TAGS_PER_IMAGE tags, in a request or on an image (`too_many_tags`, 422). */
+export class TooManyTagsError extends AppError {
   override name = "TooManyTagsError";
-  readonly max = MAX_TAGS_PER_IMAGE;
+  constructor(message: string) {
+    super("too_many_tags", message, { fields: { max_tags: MAX_TAGS_PER_IMAGE } });
+  }
 }
 
-/** A tag name that cannot be normalised into a valid one. */
-export class TagNameError extends Error {
+/** A tag name that cannot be normalised into a valid one (`invalid_tag_name`). */
+export class TagNameError extends AppError {
   override name = "TagNameError";
+  constructor(message: string) {
+    super("invalid_tag_name", message);
+  }
 }
 
 // deno-lint-ignore no-control-regex
