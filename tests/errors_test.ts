@@ -1,7 +1,19 @@
-/** One error vocabulary (lib/errors.ts): each code's status, headers and body, in one table. */
+/**
+ * One error vocabulary (lib/errors.ts): the API and the pages answer the same error through the
+ * same table, and no handler tells errors apart by class or by name.
+ */
 import assert from "node:assert/strict";
+import { Hono } from "hono";
+import type { AppEnv } from "../api/env.ts";
+import { onError } from "../api/errors.ts";
 import { AppError, type ErrorCode, ERRORS, forField, problemOf } from "../lib/errors.ts";
+import { buildAssets } from "../lib/islands/build.ts";
+import type { ReadModel } from "../lib/types.ts";
 import { StorageError } from "../lib/storage/mod.ts";
+import { createPagesApp } from "../routes/mod.ts";
+import { fakeReadModel } from "./_fake_read_model.ts";
+
+const ROOT = new URL("../", import.meta.url);
 
 /**
  * What a client gets for each code, written out: the status and the body of
@@ -136,4 +148,85 @@ Deno.test("forField() restates one code's refusal as the field's, and passes any
       throw other;
     }), (e) => e === other);
   assert.equal(forField("tags", "invalid_tag_name", () => 7), 7);
+});
+
+/** The page a status of the API becomes: the not-found page, the 400 page, or the same status. */
+const PAGE_STATUS: Record<number, number> = {
+  400: 400,
+  401: 400,
+  404: 404,
+  409: 400,
+  413: 400,
+  415: 400,
+  416: 400,
+  422: 400,
+  500: 500,
+  501: 501,
+  503: 503,
+};
+
+Deno.test("a page and the API answer the same error with the same status and Retry-After", async () => {
+  const assetsDir = await Deno.makeTempDir({ prefix: "errors_test_" });
+  try {
+    await buildAssets({ outDir: assetsDir, writeGen: false });
+    let thrown: AppError = new AppError("internal_error", "");
+    const read: ReadModel = { ...fakeReadModel([]), listImages: () => Promise.reject(thrown) };
+    const pages = createPagesApp({ read, assetsDir });
+    const api = new Hono<AppEnv>();
+    api.onError(onError);
+    api.get("/api", () => {
+      throw thrown;
+    });
+    const error = console.error;
+    console.error = () => {}; // a page app alone logs 5xx to the console
+    try {
+      for (const [code, [status]] of Object.entries(EXPECTED)) {
+        thrown = new AppError(code as ErrorCode, "why");
+        const fromApi = await api.request("/api");
+        const page = await pages.request("/");
+        await fromApi.body?.cancel();
+        const html = await page.text();
+        assert.equal(fromApi.status, status, code);
+        assert.equal(page.status, PAGE_STATUS[status], code);
+        assert.equal(page.headers.get("Retry-After"), fromApi.headers.get("Retry-After"), code);
+        assert.match(page.headers.get("Content-Type")!, /^text\/html/, code);
+        assert.ok(!html.includes("why"), `${code}: the page shows no detail`);
+      }
+    } finally {
+      console.error = error;
+    }
+  } finally {
+    await Deno.remove(assetsDir, { recursive: true });
+  }
+});
+
+/** Files of api/ and routes/ that handle requests (api/errors.ts is where errors become answers). */
+async function handlerFiles(): Promise<string[]> {
+  const files: string[] = [];
+  for (const dir of ["api", "routes", "routes/i"]) {
+    for await (const entry of Deno.readDir(new URL(dir, ROOT))) {
+      const name = `${dir}/${entry.name}`;
+      if (!entry.isFile || !/\.tsx?$/.test(name) || /_test\.tsx?$/.test(name)) continue;
+      if (name === "api/errors.ts") continue;
+      files.push(name);
+    }
+  }
+  return files.sort();
+}
+
+Deno.test("no handler tells errors apart by class or name: the table of lib/errors.ts does", async () => {
+  const files = await handlerFiles();
+  assert.ok(files.includes("api/image_writes.ts") && files.includes("routes/mod.ts"), "sanity");
+  const offences: string[] = [];
+  for (const file of files) {
+    const lines = (await Deno.readTextFile(new URL(file, ROOT))).split("\n");
+    lines.forEach((line, i) => {
+      const code = line.replace(/\/\/.*$/, "");
+      // `x instanceof Y`, `err.name === ...`, or a set of error names like "TagNameError".
+      if (/\binstanceof\b|\b(e|err|error)\.name\b|"\w+Error"/.test(code)) {
+        offences.push(`${file}:${i + 1}: ${line.trim()}`);
+      }
+    });
+  }
+  assert.deepEqual(offences, []);
 });
