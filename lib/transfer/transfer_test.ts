@@ -7,7 +7,7 @@ import {
   DEFAULT_RETRY,
   retryAfterMs,
 } from "./client.ts";
-import { runExport } from "./export.ts";
+import { pathInside, runExport } from "./export.ts";
 import { sha256Hex } from "../hash.ts";
 import { forEachConcurrent } from "./concurrent.ts";
 import { readLines, readLinesBackward } from "./lines.ts";
@@ -359,5 +359,15 @@ Deno.test("an export leaves out an image deleted after it was listed, and is not
   } finally {
     await server.shutdown();
     await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("pathInside keeps an export's files inside its folder", () => {
+  assert.equal(pathInside("/x/export", "images/AAAAAAAA.png"), "/x/export/images/AAAAAAAA.png");
+  assert.equal(pathInside("/x/export/", "images/a/../b.png"), "/x/export/images/b.png");
+  for (
+    const rel of ["images/../../evil.bin", "../export-other/a", "/etc/passwd", "images/../..", ""]
+  ) {
+    assert.throws(() => pathInside("/x/export", rel), /is not inside the export folder/, rel);
   }
 });
