@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { sha256Hex } from "../lib/hash.ts";
 import { startService } from "./_harness/app.ts";
 import { authHeader, makeImage, upload } from "./_harness/images.ts";
-import { essentials, listAll, runTool, serveOverHttp } from "./_harness/transfer.ts";
+import { essentials, listAll, runTool, serveOverHttp, taskArgs } from "./_harness/transfer.ts";
 
 const source = await startService();
 const sourceHttp = serveOverHttp(source);
@@ -230,4 +230,27 @@ Deno.test("a hostile board's listing is checked: nothing written outside the fol
   } finally {
     await board.shutdown();
   }
+});
+
+Deno.test("the import and export tasks get no permission beyond the ones they use", async () => {
+  // Folders and boards are named at run time, so reads, writes and the network stay open (the
+  // export checks its paths itself); the environment is the tools' own variables; no
+  // subprocess, FFI or system information; a missing permission fails instead of prompting.
+  assert.deepEqual(await taskArgs("export"), [
+    "run",
+    "--no-prompt",
+    "--allow-net",
+    "--allow-env=IMAGEBOARD_URL",
+    "--allow-read",
+    "--allow-write",
+    "scripts/export.ts",
+  ]);
+  assert.deepEqual(await taskArgs("import"), [
+    "run",
+    "--no-prompt",
+    "--allow-net",
+    "--allow-env=IMAGEBOARD_URL,IMAGEBOARD_USERNAME,IMAGEBOARD_PASSWORD",
+    "--allow-read",
+    "scripts/import.ts",
+  ]);
 });
