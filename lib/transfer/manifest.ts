@@ -114,17 +114,24 @@ export function manifestEntry(image: ImageDto): ManifestEntry {
   return { ...rest, file } as ManifestEntry;
 }
 
-/** A manifest line parsed and checked, or an Error saying what is wrong with it. */
+/**
+ * A manifest line parsed and checked, or an Error saying what is wrong with it
+ * (transfer_test.ts "parseManifestLine refuses a content_type that is not one of ours").
+ */
 export function parseManifestLine(line: string): ManifestEntry {
   const entry = JSON.parse(line) as ManifestEntry;
   const ok = typeof entry === "object" && entry !== null &&
     typeof entry.short_id === "string" && /^[0-9A-Za-z]{8}$/.test(entry.short_id) &&
     typeof entry.hash === "string" && /^[0-9a-f]{64}$/.test(entry.hash) &&
+    // Sent as the upload's part header: one of ours, never a line break with more headers.
+    typeof entry.content_type === "string" && Object.hasOwn(EXTENSIONS, entry.content_type) &&
     typeof entry.created_at === "string" && Array.isArray(entry.tags) &&
     entry.tags.every((t) => typeof t === "string") &&
     typeof entry.file === "string" && !entry.file.split("/").includes("..") &&
     !entry.file.startsWith("/");
-  if (!ok) throw new Error("not a manifest line (short_id, hash, created_at, tags, file)");
+  if (!ok) {
+    throw new Error("not a manifest line (short_id, hash, content_type, created_at, tags, file)");
+  }
   return entry;
 }
 
