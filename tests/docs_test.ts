@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { createConfig, lintFromString } from "@redocly/openapi-core";
+import { createConfig, lintFromString } from "npm:@redocly/openapi-core@2.64.0";
 import { HttpError } from "../api/errors.ts";
 import { startService } from "./_harness/app.ts";
 

@@ -38,11 +38,6 @@ async function stop(child: Child) {
   return { code: status.code, out: child.stdout() };
 }
 
-/** The `msg` of every JSON log line in `text`. */
-function logMessages(text: string): string[] {
-  return text.split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l).msg);
-}
-
 const healthy = (port: number, child: Child) =>
   waitReady(child, `http://127.0.0.1:${port}/api/v1/health`, {
     timeoutMs: 90_000,
@@ -84,14 +79,25 @@ Deno.test("a fresh DATA_DIR starts, answers health, keeps its data across a rest
     const img = await up.json();
     const stopped = await stop(first);
     assert.equal(stopped.code, 0);
-    // The generated password is printed at start, exactly the one kept in secrets.json.
+    // In words, before any JSON line: where the data lives; then where to go and how to sign
+    // in, with the generated password (exactly the one kept in secrets.json) and no log line
+    // carrying it.
+    const err = first.stderr().split("\n");
+    const starting = err.indexOf(
+      `Reaction board is starting on an embedded PostgreSQL, keeping its data and images under ` +
+        `${dataDir}.`,
+    );
+    assert.ok(starting >= 0, first.stderr());
+    assert.ok(!err.slice(0, starting).some((l) => l.startsWith("{")), first.stderr());
     assert.ok(
-      logMessages(first.stderr()).includes(
-        `development sign-in: user "admin", password "${secrets.admin_password}" ` +
-          `(generated once and kept in ${dataDir}/secrets.json)`,
+      err.includes(
+        `Listening on http://127.0.0.1:${port} — sign in as admin with password ` +
+          `${secrets.admin_password} (kept in ${dataDir}/secrets.json).`,
       ),
       first.stderr(),
     );
+    const logs = [...first.stdout().split("\n"), ...err].filter((l) => l.startsWith("{"));
+    assert.ok(logs.length > 0 && logs.every((l) => !l.includes(secrets.admin_password)));
 
     const port2 = freePort();
     const again = start(dataDir, port2);
@@ -156,16 +162,18 @@ Deno.test("a DATA_DIR in a folder only its owner can enter starts; as root its c
   }
 });
 
-Deno.test("a DATA_DIR that cannot be made stops the start with one line saying what to do", async () => {
+Deno.test("a DATA_DIR that cannot be made stops the start with a line saying what to do", async () => {
   const file = await Deno.makeTempFile({ prefix: "board-not-a-folder-" });
   try {
     const child = start(`${file}/data`, freePort());
     const status = await child.status;
     assert.equal(status.code, 1);
+    // The line that says where the data would live, then the one that says what to change.
     const lines = child.stderr().trim().split("\n");
-    assert.equal(lines.length, 1, child.stderr());
+    assert.equal(lines.length, 2, child.stderr());
+    assert.match(lines[0], /^Reaction board is starting on an embedded PostgreSQL, keeping /);
     assert.match(
-      lines[0],
+      lines[1],
       /^DATA_DIR .+ cannot be used \(.+\): set DATA_DIR to a folder you can write\.$/,
     );
   } finally {

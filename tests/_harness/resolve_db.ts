@@ -54,7 +54,7 @@ async function dockerAnswers(timeoutMs = 1500): Promise<boolean> {
 }
 
 async function startContainer(): Promise<TestDatabaseServer> {
-  const { GenericContainer, Wait } = await import("testcontainers");
+  const { GenericContainer, Wait } = await import("npm:testcontainers@12.2.0");
   const container = await new GenericContainer("postgres:16-alpine")
     .withEnvironment({ POSTGRES_PASSWORD: "test", POSTGRES_USER: "postgres" })
     .withExposedPorts(5432)
