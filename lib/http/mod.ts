@@ -5,6 +5,7 @@
  * - `serve.ts`: `serveUntilSignal`, SIGINT/SIGTERM drain then stop.
  * - `client_ip.ts`, `ip.ts`: the login limiter's client address; IP and CIDR parsing.
  * - `peer.ts`: the socket peer of a request.
+ * - `cross_site.ts`: whether a request was sent by another site's page (the login's CSRF check).
  * - `byte_cache.ts`: small stored objects kept in memory for the byte routes.
  * - `snapshot_cache.ts`: listings kept while the database's snapshot is unchanged.
  * - `last_resort.ts`: errors that escape everything are logged, never fatal.
@@ -20,6 +21,7 @@ export {
 } from "./client_ip.ts";
 export { type Cidr, inAnyCidr, parseCidrList, parseIp } from "./ip.ts";
 export { peerAddress } from "./peer.ts";
+export { isCrossSite } from "./cross_site.ts";
 export { ByteCache } from "./byte_cache.ts";
 export { SnapshotCache } from "./snapshot_cache.ts";
 export { installLastResort, requestScope } from "./last_resort.ts";
