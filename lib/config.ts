@@ -4,6 +4,7 @@
  */
 import { z } from "zod";
 import { parseCidrList } from "./http/ip.ts";
+import { parseAllowedHosts } from "./http/host.ts";
 import { parsePublicBaseUrl } from "./sharing/base_url.ts";
 import { StartupError } from "./startup.ts";
 
@@ -64,6 +65,18 @@ const schema = z.object({
       ctx.addIssue({ code: "custom", message: parsed.error });
       return z.NEVER;
     }).optional(),
+  ),
+  // Host names the service answers for (lib/http/host.ts); empty: any valid host[:port].
+  ALLOWED_HOSTS: z.preprocess(
+    (v) => v ?? "",
+    z.string().transform((s, ctx) => {
+      try {
+        return parseAllowedHosts(s);
+      } catch (e) {
+        ctx.addIssue({ code: "custom", message: (e as Error).message });
+        return z.NEVER;
+      }
+    }),
   ),
   DATABASE_URL: z.preprocess(
     emptyToUndefined,

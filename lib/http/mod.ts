@@ -5,6 +5,7 @@
  * - `serve.ts`: `serveUntilSignal`, SIGINT/SIGTERM drain then stop.
  * - `client_ip.ts`, `ip.ts`: the login limiter's client address; IP and CIDR parsing.
  * - `peer.ts`: the socket peer of a request.
+ * - `host.ts`: the `Host` a request names, checked before routing (and ALLOWED_HOSTS).
  * - `cross_site.ts`: whether a request was sent by another site's page (the login's CSRF check).
  * - `byte_cache.ts`: small stored objects kept in memory for the byte routes.
  * - `snapshot_cache.ts`: listings kept while the database's snapshot is unchanged.
@@ -22,6 +23,7 @@ export {
 export { type Cidr, inAnyCidr, parseCidrList, parseIp } from "./ip.ts";
 export { peerAddress } from "./peer.ts";
 export { isCrossSite } from "./cross_site.ts";
+export { hostProblem, parseAllowedHosts, parseHostHeader } from "./host.ts";
 export { ByteCache } from "./byte_cache.ts";
 export { SnapshotCache } from "./snapshot_cache.ts";
 export { installLastResort, requestScope } from "./last_resort.ts";
