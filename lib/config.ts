@@ -134,6 +134,9 @@ const schema = z.object({
       }
     }),
   ),
+  // Whether a LOGIN_TRUSTED_PROXY_IPS peer's X-Forwarded-Host names the origin of shared links
+  // (lib/sharing/origin.ts); only for a proxy that sets it itself, never passes a client's on.
+  TRUST_FORWARDED_HOST: bool(false),
   // Whether a trusted proxy's X-Real-IP is believed first (SPEC's default), or only its
   // X-Forwarded-For, read from the right (cloud load balancers pass X-Real-IP through).
   LOGIN_CLIENT_IP_HEADER: z.preprocess(
