@@ -66,6 +66,10 @@ const schema = z.object({
       return z.NEVER;
     }).optional(),
   ),
+  // How long a client's request may make no progress (and its headers take in all) before its
+  // connection is closed (lib/http/serve.ts); the handler's own time is not counted. 0: no client
+  // timeouts (Deno.serve), only for a service that a proxy bounding slow clients fronts.
+  CLIENT_TIMEOUT_SECONDS: int(0, 3600).default(30),
   // Host names the service answers for (lib/http/host.ts); empty: any valid host[:port].
   ALLOWED_HOSTS: z.preprocess(
     (v) => v ?? "",

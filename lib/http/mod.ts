@@ -2,7 +2,8 @@
  * HTTP plumbing shared by the entries (main.ts, reader.ts) and the routes: serving with a graceful
  * stop, the client address behind trusted proxies, and the two caches of the read path.
  *
- * - `serve.ts`: `serveUntilSignal`, SIGINT/SIGTERM drain then stop.
+ * - `serve.ts`: `listen` (node:http with client timeouts), `serveUntilSignal` (SIGINT/SIGTERM
+ *   drain then stop).
  * - `client_ip.ts`, `ip.ts`: the login limiter's client address; IP and CIDR parsing.
  * - `peer.ts`: the socket peer of a request.
  * - `host.ts`: the `Host` a request names, checked before routing (and ALLOWED_HOSTS).
@@ -11,7 +12,13 @@
  * - `snapshot_cache.ts`: listings kept while the database's snapshot is unchanged.
  * - `last_resort.ts`: errors that escape everything are logged, never fatal.
  */
-export { type ServeOptions, serveUntilSignal } from "./serve.ts";
+export {
+  listen,
+  type Listener,
+  type ListenOptions,
+  type ServeOptions,
+  serveUntilSignal,
+} from "./serve.ts";
 export {
   type ClientIp,
   type ClientIpHeader,
