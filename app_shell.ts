@@ -6,7 +6,7 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import { Hono } from "hono";
 import type { AppEnv } from "./api/env.ts";
 import { onError } from "./api/errors.ts";
-import { requestScope } from "./lib/http/mod.ts";
+import { hostProblem, requestScope } from "./lib/http/mod.ts";
 import { handlingRequest } from "./lib/event_loop.ts";
 import type { Services } from "./lib/services.ts";
 
@@ -21,8 +21,16 @@ export interface ShellParts {
   pages?: Hono;
 }
 
-/** Builds the app; nothing here listens or starts anything. */
-export function createShell(services: Pick<Services, "log">, parts: ShellParts) {
+/**
+ * Builds the app; nothing here listens or starts anything. A request whose `Host` is not a valid
+ * host[:port] (or not in ALLOWED_HOSTS) is answered 400 before any route sees it
+ * (tests/host_test.ts).
+ */
+export function createShell(
+  services: Pick<Services, "log"> & Partial<Pick<Services, "config">>,
+  parts: ShellParts,
+) {
+  const allowedHosts = services.config?.ALLOWED_HOSTS ?? [];
   const app = new Hono<AppEnv>();
   app.use(async (c, next) => {
     const given = c.req.header("x-request-id");
@@ -31,7 +39,9 @@ export function createShell(services: Pick<Services, "log">, parts: ShellParts) 
     c.set("requestId", requestId);
     c.set("log", reqLog);
     const started = performance.now();
-    {
+    const badHost = hostProblem(c.req.header("host") ?? null, c.req.url, allowedHosts);
+    if (badHost) c.res = c.json({ detail: badHost }, 400);
+    else {
       // Uploads read and send their bodies in steps that pause for other requests (event_loop.ts).
       using _handling = handlingRequest();
       await requestScope.run(reqLog, next);

@@ -1,6 +1,6 @@
 /**
  * The whole service: config -> resources (database, storage) -> migrate -> thumbnail pool and
- * job queue -> app -> Deno.serve. SIGINT and SIGTERM stop accepting, let in-flight requests finish within a
+ * job queue -> app -> the HTTP server (lib/http/serve.ts). SIGINT and SIGTERM stop accepting, let in-flight requests finish within a
  * bound, then close the pool, the database pool and the embedded PostgreSQL.
  */
 import { createApp, ensureAssets } from "./app.ts";
@@ -63,9 +63,10 @@ async function main() {
   // first, where the system allows it (lib/event_loop.ts).
   log.info("event loop priority", { nice: raiseEventLoopPriority() });
 
-  serveUntilSignal({
+  await serveUntilSignal({
     port: config.PORT,
     hostname: config.HOST,
+    clientTimeoutMs: config.CLIENT_TIMEOUT_SECONDS * 1000,
     log,
     handler: app.fetch,
     graceMs: SHUTDOWN_GRACE_MS,

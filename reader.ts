@@ -71,9 +71,10 @@ async function main() {
   const store = new S3Store(s3Settings(config));
   const app = createReaderApp({ config, sql, probeSql, searchSql, store, log });
 
-  serveUntilSignal({
+  await serveUntilSignal({
     port: config.PORT,
     hostname: config.HOST,
+    clientTimeoutMs: config.CLIENT_TIMEOUT_SECONDS * 1000,
     log,
     handler: app.fetch,
     graceMs: SHUTDOWN_GRACE_MS,

@@ -1,13 +1,21 @@
 /**
  * `POST /auth/token`: sign in with the configured credential (JSON or form fields, so Swagger
- * UI's OAuth2 password flow works) and get a bearer token. The per-address login lock is checked
- * before the credentials, and every outcome is recorded in the database (db/login_limiter.ts).
+ * UI's OAuth2 password flow works) and get a bearer token. A sign-in posted by another site's page
+ * is refused first (lib/http/cross_site.ts); then the per-address login lock is checked before
+ * the credentials, and every outcome is recorded in the database (db/login_limiter.ts).
  */
 import { createRoute, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { LoginLimiter, loginLimits } from "../db/login_limiter.ts";
 import { credentialsMatch, issueAccessToken } from "../lib/auth.ts";
-import { limiterKey, peerAddress, resolveClientIp, throttle } from "../lib/http/mod.ts";
+import {
+  isCrossSite,
+  limiterKey,
+  peerAddress,
+  resolveClientIp,
+  throttle,
+} from "../lib/http/mod.ts";
+import { originOf, originSettings } from "../lib/sharing/mod.ts";
 import type { Config } from "../lib/config.ts";
 import type { Services } from "../lib/services.ts";
 import { asAppError } from "../lib/errors.ts";
@@ -66,7 +74,9 @@ const route = createRoute({
   operationId: "createToken",
   tags: ["auth"],
   summary: "Sign in and get a bearer token",
-  description: "Too many failed attempts from one address lock it for LOGIN_COOLDOWN_SECONDS.",
+  description: "Too many failed attempts from one address lock it for LOGIN_COOLDOWN_SECONDS. " +
+    "A sign-in sent by another site's page (`Sec-Fetch-Site: cross-site`, or an `Origin` that " +
+    "is not the board's) is refused with 403 before it is counted.",
   request: {
     body: {
       required: true,
@@ -80,6 +90,7 @@ const route = createRoute({
   responses: {
     200: { description: "Signed in", content: json(Token) },
     401: errorResponse("Incorrect username or password"),
+    403: errorResponse("Sent by a page of another site (`code`: `cross_site_login`)"),
     413: errorResponse("Body over 64 KiB (`code`: `body_too_large`)"),
     422: errorResponse("Missing or malformed fields"),
     429: {
@@ -100,15 +111,27 @@ function lockedError(config: Config): HttpError {
   }, { headers: { "Retry-After": String(seconds) } });
 }
 
+/**
+ * The 403 of a sign-in posted by another site's page: refused before anything is read or counted,
+ * so no web page can lock its visitors' address (tests/auth_cross_site_test.ts).
+ */
+const crossSiteError = () =>
+  new HttpError(403, {
+    code: "cross_site_login",
+    detail: "Sign-in requests from other sites are refused; sign in on the board's own pages",
+  });
+
 /** The login route, with its limiter. */
 export function authRoutes(services: Pick<Services, "config" | "sql" | "log">) {
   const { config } = services;
   const limiter = new LoginLimiter(services.sql, loginLimits(config));
   const mayWarn = throttle(60_000);
+  const origins = originSettings(config);
   const router = newRouter();
   router.openAPIRegistry.register("LoginRequest", Credentials);
   return router.openapi(route, async (c) => {
     const log = c.get("log") ?? services.log;
+    if (isCrossSite(c.req.raw.headers, originOf(c, origins))) throw crossSiteError();
     const { username, password } = await readCredentials(c);
     const client = resolveClientIp(
       peerAddress(c),

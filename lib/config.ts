@@ -4,6 +4,7 @@
  */
 import { z } from "zod";
 import { parseCidrList } from "./http/ip.ts";
+import { parseAllowedHosts } from "./http/host.ts";
 import { parsePublicBaseUrl } from "./sharing/base_url.ts";
 import { StartupError } from "./startup.ts";
 
@@ -65,6 +66,22 @@ const schema = z.object({
       return z.NEVER;
     }).optional(),
   ),
+  // How long a client's request may make no progress (and its headers take in all) before its
+  // connection is closed (lib/http/serve.ts); the handler's own time is not counted. 0: no client
+  // timeouts (Deno.serve), only for a service that a proxy bounding slow clients fronts.
+  CLIENT_TIMEOUT_SECONDS: int(0, 3600).default(30),
+  // Host names the service answers for (lib/http/host.ts); empty: any valid host[:port].
+  ALLOWED_HOSTS: z.preprocess(
+    (v) => v ?? "",
+    z.string().transform((s, ctx) => {
+      try {
+        return parseAllowedHosts(s);
+      } catch (e) {
+        ctx.addIssue({ code: "custom", message: (e as Error).message });
+        return z.NEVER;
+      }
+    }),
+  ),
   DATABASE_URL: z.preprocess(
     emptyToUndefined,
     z.string().refine(isPostgresUrl, {
@@ -121,6 +138,9 @@ const schema = z.object({
       }
     }),
   ),
+  // Whether a LOGIN_TRUSTED_PROXY_IPS peer's X-Forwarded-Host names the origin of shared links
+  // (lib/sharing/origin.ts); only for a proxy that sets it itself, never passes a client's on.
+  TRUST_FORWARDED_HOST: bool(false),
   // Whether a trusted proxy's X-Real-IP is believed first (SPEC's default), or only its
   // X-Forwarded-For, read from the right (cloud load balancers pass X-Real-IP through).
   LOGIN_CLIENT_IP_HEADER: z.preprocess(

@@ -10,6 +10,7 @@ import { unfurl } from "npm:unfurl.js@6.4.0";
 import sharp from "sharp";
 import { makeThumbnail } from "../lib/images/thumbnails/make_thumbnail.ts";
 import type { ImageDto } from "../lib/types.ts";
+import { createApp } from "../app.ts";
 import { startService } from "./_harness/app.ts";
 import { authHeader, makeImage, randomColor, upload } from "./_harness/images.ts";
 import { hostEnv } from "./_harness/child.ts";
@@ -238,12 +239,25 @@ Deno.test("tags and alt text are escaped in the preview tags", async () => {
   assert.doesNotMatch(html, /<b>&amp"/);
 });
 
-Deno.test("forwarded proto and host count only from a trusted proxy", async () => {
+Deno.test("forwarded proto counts only from a trusted proxy, forwarded host only when trusted too", async () => {
   const path = `/i/${png.short_id}`;
   const forwarded = { "x-forwarded-proto": "https", "x-forwarded-host": "reactions.example.com" };
-  // From 127.0.0.1 (trusted in this service): the proxy's view.
+  const port = new URL(server.url).port;
+  // From 127.0.0.1 (trusted in this service): the proxy's scheme; its host only with
+  // TRUST_FORWARDED_HOST (a proxy that passes a client's own header on would let clients pick it).
   const trusted = await (await fetch(`${server.url}${path}`, { headers: forwarded })).text();
-  assert.match(trusted, /<meta property="og:url" content="https:\/\/reactions\.example\.com\/i\//);
+  assert.match(
+    trusted,
+    new RegExp(`<meta property="og:url" content="https://127\\.0\\.0\\.1:${port}/i/`),
+  );
+  const config = { ...svc.config, TRUST_FORWARDED_HOST: true };
+  const believing = serve(createApp({ ...svc.services, config }).fetch);
+  try {
+    const html = await (await fetch(`${believing.url}${path}`, { headers: forwarded })).text();
+    assert.match(html, /<meta property="og:url" content="https:\/\/reactions\.example\.com\/i\//);
+  } finally {
+    await believing.close();
+  }
   // In process there is no peer: nobody is trusted, the request's own origin stays.
   const untrusted = await (await svc.app.request(`http://board.test${path}`, {
     headers: forwarded,

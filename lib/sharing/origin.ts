@@ -1,11 +1,21 @@
 /**
  * The origin of links meant for others (previews, oEmbed, the copy buttons): PUBLIC_BASE_URL when
- * set; otherwise the request's own, where `X-Forwarded-Proto` and `X-Forwarded-Host` count only
- * from a LOGIN_TRUSTED_PROXY_IPS peer (anyone else could make the page advertise their host).
+ * set; otherwise the request's own, where `X-Forwarded-Proto` counts only from a
+ * LOGIN_TRUSTED_PROXY_IPS peer, and `X-Forwarded-Host` only from such a peer and with
+ * TRUST_FORWARDED_HOST: a proxy that passes a client's own `X-Forwarded-Host` on (nginx does,
+ * unless told to set it) let any client choose the host previews advertise
+ * (tests/forwarded_test.ts).
  */
 import type { Context } from "hono";
 import type { Config } from "../config.ts";
-import { type Cidr, type HeaderReader, inAnyCidr, parseIp, peerAddress } from "../http/mod.ts";
+import {
+  type Cidr,
+  type HeaderReader,
+  inAnyCidr,
+  parseHostHeader,
+  parseIp,
+  peerAddress,
+} from "../http/mod.ts";
 
 /** What origin resolution needs of the configuration. */
 export interface OriginSettings {
@@ -13,21 +23,20 @@ export interface OriginSettings {
   publicBaseUrl?: string;
   /** LOGIN_TRUSTED_PROXY_IPS. */
   trustedProxies: readonly Cidr[];
+  /** TRUST_FORWARDED_HOST: a trusted proxy's `X-Forwarded-Host` is believed (default false). */
+  trustForwardedHost?: boolean;
 }
 
 /** The origin settings of a configuration. */
 export function originSettings(
-  config: Pick<Config, "PUBLIC_BASE_URL" | "LOGIN_TRUSTED_PROXY_IPS">,
+  config: Pick<Config, "PUBLIC_BASE_URL" | "LOGIN_TRUSTED_PROXY_IPS" | "TRUST_FORWARDED_HOST">,
 ): OriginSettings {
   return {
     publicBaseUrl: config.PUBLIC_BASE_URL,
     trustedProxies: config.LOGIN_TRUSTED_PROXY_IPS,
+    trustForwardedHost: config.TRUST_FORWARDED_HOST,
   };
 }
-
-/** A host with an optional port: a name, an IPv4 address or a bracketed IPv6 address. */
-const HOST =
-  /^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*|\[[0-9A-Fa-f:.]{2,45}\])(?::\d{1,5})?$/;
 
 /** The first value of a comma-separated forwarding header (the one the outermost proxy saw). */
 function firstValue(headers: HeaderReader, name: string): string | null {
@@ -50,9 +59,9 @@ export function resolveOrigin(
   const peerIp = peer ? parseIp(peer) : null;
   if (!peerIp || !inAnyCidr(settings.trustedProxies, peerIp)) return own.origin;
   const proto = firstValue(headers, "x-forwarded-proto")?.toLowerCase();
-  const host = firstValue(headers, "x-forwarded-host");
+  const host = settings.trustForwardedHost ? firstValue(headers, "x-forwarded-host") : null;
   const scheme = proto === "http" || proto === "https" ? proto : own.protocol.slice(0, -1);
-  const authority = host && HOST.test(host) ? host.toLowerCase() : own.host;
+  const authority = host && parseHostHeader(host) ? host.toLowerCase() : own.host;
   try {
     return new URL(`${scheme}://${authority}`).origin; // drops a default port
   } catch {

@@ -24,8 +24,21 @@ Deno.test("resolveOrigin() takes the request's own origin from an untrusted or u
   }
 });
 
+Deno.test("resolveOrigin() believes a trusted proxy's X-Forwarded-Host only with TRUST_FORWARDED_HOST", () => {
+  for (const trustForwardedHost of [undefined, false]) {
+    assert.equal(
+      resolveOrigin("http://10.0.0.5:8000/", h(FORWARDED), "10.0.0.1", {
+        trustedProxies,
+        trustForwardedHost,
+      }),
+      "https://10.0.0.5:8000",
+      "the scheme forwarded, the host not",
+    );
+  }
+});
+
 Deno.test("resolveOrigin() believes a trusted proxy's X-Forwarded-Proto and -Host (first entry)", () => {
-  const settings = { trustedProxies };
+  const settings = { trustedProxies, trustForwardedHost: true };
   assert.equal(
     resolveOrigin("http://10.0.0.5:8000/", h(FORWARDED), "10.0.0.1", settings),
     "https://reactions.example.com",
@@ -53,7 +66,7 @@ Deno.test("resolveOrigin() believes a trusted proxy's X-Forwarded-Proto and -Hos
 });
 
 Deno.test("resolveOrigin() ignores invalid forwarded values one by one", () => {
-  const settings = { trustedProxies };
+  const settings = { trustedProxies, trustForwardedHost: true };
   const cases: [Record<string, string>, string][] = [
     [{ "x-forwarded-proto": "javascript", "x-forwarded-host": "ok.example" }, "http://ok.example"],
     [{ "x-forwarded-proto": "https", "x-forwarded-host": "evil.example/path" }, "https://a:8000"],
