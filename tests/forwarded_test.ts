@@ -1,5 +1,5 @@
 /**
- * Behind the README's nginx block (as an operator copies it), a client's own `X-Forwarded-Host`
+ * Behind docs/deployment.md's nginx block (as an operator copies it), a client's own `X-Forwarded-Host`
  * cannot choose the origin that link previews and oEmbed advertise: nginx is a trusted proxy
  * here, and passes a client's forwarding headers on unless told to set them, so the service
  * believes `X-Forwarded-Host` only with TRUST_FORWARDED_HOST (lib/sharing/origin.ts).
