@@ -6,8 +6,8 @@
  */
 import assert from "node:assert/strict";
 import {
+  boundPort,
   type Child,
-  freePort,
   hostEnv,
   spawnChild,
   startArgs,
@@ -21,11 +21,14 @@ const MAIN = await startArgs();
 /** Every process started here, stopped at the end even when an assertion failed half-way. */
 const started: Child[] = [];
 
-/** `deno task start`'s command with only DATA_DIR, PORT and HOST: the embedded default. */
-function start(dataDir: string, port: number): Child {
+/**
+ * `deno task start`'s command with only DATA_DIR, PORT and HOST: the embedded default, on the
+ * port the kernel gives it (`healthy` reads it back).
+ */
+function start(dataDir: string): Child {
   const child = spawnChild({
     args: MAIN,
-    env: { ...hostEnv(), DATA_DIR: dataDir, PORT: String(port), HOST: "127.0.0.1" },
+    env: { ...hostEnv(), DATA_DIR: dataDir, PORT: "0", HOST: "127.0.0.1" },
   });
   started.push(child);
   return child;
@@ -41,24 +44,27 @@ function logMessages(text: string): string[] {
   return text.split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l).msg);
 }
 
-const healthy = (port: number, child: Child) =>
-  waitReady(child, `http://127.0.0.1:${port}/api/v1/health`, {
+/** Waits until `child` answers health 200; returns the port it listens on. */
+async function healthy(child: Child): Promise<number> {
+  const port = await boundPort(child, 90_000);
+  await waitReady(child, `http://127.0.0.1:${port}/api/v1/health`, {
     timeoutMs: 90_000,
     intervalMs: 200,
   });
+  return port;
+}
 
 Deno.test("a fresh DATA_DIR starts, answers health, keeps its data across a restart", async () => {
   const dataDir = await Deno.makeTempDir({ prefix: "board-embedded-" });
   try {
-    const port = freePort();
-    const first = start(dataDir, port);
-    await healthy(port, first);
+    const first = start(dataDir);
+    const port = await healthy(first);
     const secrets = JSON.parse(await Deno.readTextFile(`${dataDir}/secrets.json`));
     assert.ok(secrets.admin_password.length >= 12);
     assert.ok(new TextEncoder().encode(secrets.jwt_secret).length >= 32);
 
     // A second process on the same DATA_DIR stops with a clear message.
-    const second = start(dataDir, freePort());
+    const second = start(dataDir);
     const status = await second.status;
     assert.notEqual(status.code, 0);
     assert.match(second.stderr(), /already using DATA_DIR/);
@@ -91,9 +97,8 @@ Deno.test("a fresh DATA_DIR starts, answers health, keeps its data across a rest
       first.stderr(),
     );
 
-    const port2 = freePort();
-    const again = start(dataDir, port2);
-    await healthy(port2, again);
+    const again = start(dataDir);
+    const port2 = await healthy(again);
     const list = await (await fetch(`http://127.0.0.1:${port2}/api/v1/images?tags=kept`)).json();
     assert.deepEqual(list.items.map((i: { short_id: string }) => i.short_id), [img.short_id]);
     const file = await fetch(`http://127.0.0.1:${port2}${img.file_url}`);
@@ -120,9 +125,8 @@ Deno.test("a DATA_DIR in a folder only its owner can enter starts; as root its c
   const dataDir = `${closed}/data`;
   let cluster: string | undefined;
   try {
-    const port = freePort();
-    const child = start(dataDir, port);
-    await healthy(port, child);
+    const child = start(dataDir);
+    await healthy(child);
     const link = await Deno.lstat(`${dataDir}/postgres`);
     cluster = await Deno.realPath(`${dataDir}/postgres`);
     if (Deno.uid() === 0) {
@@ -142,9 +146,8 @@ Deno.test("a DATA_DIR in a folder only its owner can enter starts; as root its c
     await assert.rejects(Deno.stat(`${cluster}/postmaster.pid`), Deno.errors.NotFound);
 
     // A restart finds the same cluster through the link.
-    const port2 = freePort();
-    const again = start(dataDir, port2);
-    await healthy(port2, again);
+    const again = start(dataDir);
+    const port2 = await healthy(again);
     assert.equal(await Deno.realPath(`${dataDir}/postgres`), cluster);
     assert.equal((await stop(again)).code, 0);
   } finally {
@@ -157,7 +160,7 @@ Deno.test("a DATA_DIR in a folder only its owner can enter starts; as root its c
 Deno.test("a DATA_DIR that cannot be made stops the start with one line saying what to do", async () => {
   const file = await Deno.makeTempFile({ prefix: "board-not-a-folder-" });
   try {
-    const child = start(`${file}/data`, freePort());
+    const child = start(`${file}/data`);
     const status = await child.status;
     assert.equal(status.code, 1);
     const lines = child.stderr().trim().split("\n");
