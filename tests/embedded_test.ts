@@ -15,7 +15,7 @@ import {
 } from "./_harness/child.ts";
 import { makeImage } from "./_harness/images.ts";
 import { postgresUser } from "../lib/embedded/binaries.ts";
-import { CLUSTERS_DIR } from "../lib/embedded/placement.ts";
+import { CLUSTERS_DIR, placeCluster } from "../lib/embedded/placement.ts";
 
 const MAIN = await startArgs();
 /** Every process started here, stopped at the end even when an assertion failed half-way. */
@@ -139,6 +139,12 @@ Deno.test("a DATA_DIR in a folder only its owner can enter starts; as root its c
     } else {
       assert.ok(link.isDirectory, "an ordinary user keeps the cluster in DATA_DIR");
     }
+    // An ordinary user (PostgreSQL runs as itself: no user to run as) keeps the cluster in
+    // DATA_DIR in the same closed folder: the other branch's case, decided where root runs too.
+    assert.deepEqual(await placeCluster(`${closed}/other`, undefined), {
+      dir: `${closed}/other/postgres`,
+      outside: false,
+    });
     // Ctrl-C (SIGINT) stops the service and its PostgreSQL.
     child.kill("SIGINT");
     assert.equal((await child.status).code, 0);
