@@ -16,10 +16,11 @@ import { disposeS3, startS3 } from "./_harness/s3.ts";
 
 const UPLOADS = 10;
 /**
- * Generous: ten uploads measured 9 ms, twenty 21.7 ms; without the yields between buffered reads
- * ten measured 102 ms, and whole-body steps held it for seconds.
+ * Hang guard: ~10x the measured 9 ms for ten uploads (twenty measured 21.7 ms). Whole-body steps
+ * held the loop for seconds, and without the yields between buffered reads ten measured 102 ms:
+ * both still fail it. The figure itself is bench B3's.
  */
-const MAX_HOLD_MS = 50;
+const MAX_HOLD_MS = 90;
 
 Deno.test("ten 12 MP uploads at once never hold the service's event loop for long", async () => {
   const db = await freshDatabase();
