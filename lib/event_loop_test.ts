@@ -13,7 +13,7 @@ import {
 import { createShell } from "../app_shell.ts";
 import { captureLogger } from "./log.ts";
 import type { AppEnv } from "../api/env.ts";
-import { threadNices } from "../tests/_harness/threads.ts";
+import { mayLowerNice, threadNices } from "../tests/_harness/threads.ts";
 
 /** Holds the thread for `ms`, as parsing and hashing a chunk does. */
 function busy(ms: number) {
@@ -53,10 +53,14 @@ Deno.test("with other requests being handled, steps pause after BUDGET_MS; alone
   // HOLD_MS (its timer overdue) is worth a pause, which idles the upload for 1-2 ms; beside other
   // requests, steps pause every BUDGET_MS to leave the loop room for them.
   const between = BUDGET_MS + 0.25;
+  // Alone, such a step is not paused, unless this process lost its core for a while in between
+  // (tests run side by side; then the loop was really held): so counted, not every time. Tries
+  // go on until three were not paused, at most 20; one suffices, and pausing every step fails.
   const alone = [];
-  for (let i = 0; i < 5; i++) alone.push(await pausesAfterHolding(between));
-  // Unless this process lost its core for a while in between (tests run side by side).
-  assert.ok(alone.filter((p) => p).length <= 2, `alone: ${alone}`);
+  while (alone.length < 20 && alone.filter((p) => !p).length < 3) {
+    alone.push(await pausesAfterHolding(between));
+  }
+  assert.ok(alone.some((p) => !p), `alone, every step paused: ${alone}`);
   assert.ok(await pausesAfterHolding(HOLD_MS + 0.5), "alone, held past HOLD_MS");
   {
     using _a = handlingRequest();
@@ -92,8 +96,9 @@ Deno.test("raiseEventLoopPriority() raises the calling thread where allowed, and
     const nice = raiseEventLoopPriority();
     const after = new Map(threadNices(Deno.pid).map((t) => [t.tid, t.nice]));
     assert.equal(after.get(tid), nice);
-    // As root (CI) the kernel allows it; elsewhere the thread keeps its value and nothing throws.
-    assert.equal(nice, Deno.uid() === 0 ? EVENT_LOOP_NICE : own);
+    // Where the kernel allows it (root in CI: CAP_SYS_NICE) the thread gets EVENT_LOOP_NICE;
+    // elsewhere it keeps its value and nothing throws (the next test makes that case as root).
+    assert.equal(nice, mayLowerNice("self", EVENT_LOOP_NICE) ? EVENT_LOOP_NICE : own);
     for (const t of before.filter((t) => t.tid !== tid && after.has(t.tid))) {
       assert.equal(after.get(t.tid), t.nice, `thread ${t.name}`);
     }
@@ -104,8 +109,8 @@ Deno.test("raiseEventLoopPriority() raises the calling thread where allowed, and
 
 Deno.test("raiseEventLoopPriority() keeps normal priority, without throwing, where not allowed", async () => {
   // What the Docker image's unprivileged user meets without `--ulimit nice=30`: no CAP_SYS_NICE
-  // and an RLIMIT_NICE of 0. As root (CI) the capability is dropped for a child with setpriv;
-  // any other user has neither already.
+  // and an RLIMIT_NICE of 0. Where this process has either (root in CI), the child runs without
+  // them (prlimit, and setpriv dropping the capability); any other user has neither already.
   const script = `import { getPriority } from "node:os";
     import { raiseEventLoopPriority } from ${
     JSON.stringify(import.meta.resolve("./event_loop.ts"))
@@ -113,7 +118,7 @@ Deno.test("raiseEventLoopPriority() keeps normal priority, without throwing, whe
     const before = getPriority(0);
     console.log(JSON.stringify({ before, after: raiseEventLoopPriority(), now: getPriority(0) }));`;
   const deno = [Deno.execPath(), "eval", "--no-config", script];
-  const args = Deno.uid() === 0
+  const args = mayLowerNice("self", EVENT_LOOP_NICE)
     ? ["prlimit", "--nice=0:0", "--", "setpriv", "--bounding-set=-sys_nice", "--", ...deno]
     : deno;
   const out = await new Deno.Command(args[0], { args: args.slice(1), stderr: "inherit" }).output();

@@ -50,12 +50,13 @@ Deno.test("the service's connections run with JIT off, name themselves, and time
 // vendor/postgres/PATCHED.md, 6. Upstream's Query kept its resolve and reject as arrows made in
 // its constructor; with them 27.6% of what this child allocated survived each scavenge (26 of
 // them, 3 full collections, pauses up to 6.8 ms), with settler() 1.4% (136, none, 1.4 ms). No
-// clock in the assertion: V8's own byte counts.
-Deno.test("a query's rows die young: under 10% of what the young generation allocates survives its collections", async () => {
+// clock in the assertion: V8's own byte counts. The bound is ~10x the measured 1.4%, which a
+// busy machine's collection timing does not reach and the arrows' 27.6% still fails.
+Deno.test("a query's rows die young: under 14% of what the young generation allocates survives its collections", async () => {
   const gc = await youngSurvival(serverUrl(), 8000, 51);
   assert.ok(gc.scavenges > 10, `only ${gc.scavenges} scavenges: too few to judge`);
   assert.ok(
-    gc.survived < 0.1,
+    gc.survived < 0.14,
     `${(100 * gc.survived).toFixed(1)}% of ${(gc.allocated / 1e6).toFixed(0)} MB survived ` +
       `${gc.scavenges} scavenges (${gc.markCompacts} full collections)`,
   );

@@ -6,8 +6,8 @@
  */
 import assert from "node:assert/strict";
 import {
+  boundPort,
   type Child,
-  freePort,
   hostEnv,
   spawnChild,
   startArgs,
@@ -23,11 +23,14 @@ const MAIN = await startArgs();
 /** Every process started here, stopped at the end even when an assertion failed half-way. */
 const started: Child[] = [];
 
-/** `deno task start`'s command with only DATA_DIR, PORT and HOST: the embedded default. */
-function start(dataDir: string, port: number): Child {
+/**
+ * `deno task start`'s command with only DATA_DIR, PORT and HOST: the embedded default, on the
+ * port the kernel gives it (`healthy` reads it back).
+ */
+function start(dataDir: string): Child {
   const child = spawnChild({
     args: MAIN,
-    env: { ...hostEnv(), DATA_DIR: dataDir, PORT: String(port), HOST: "127.0.0.1" },
+    env: { ...hostEnv(), DATA_DIR: dataDir, PORT: "0", HOST: "127.0.0.1" },
   });
   started.push(child);
   return child;
@@ -38,24 +41,32 @@ async function stop(child: Child) {
   return { code: status.code, out: child.stdout() };
 }
 
-const healthy = (port: number, child: Child) =>
-  waitReady(child, `http://127.0.0.1:${port}/api/v1/health`, {
+/** The `msg` of every JSON log line in `text`. */
+function logMessages(text: string): string[] {
+  return text.split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l).msg);
+}
+
+/** Waits until `child` answers health 200; returns the port it listens on. */
+async function healthy(child: Child): Promise<number> {
+  const port = await boundPort(child, 90_000);
+  await waitReady(child, `http://127.0.0.1:${port}/api/v1/health`, {
     timeoutMs: 90_000,
     intervalMs: 200,
   });
+  return port;
+}
 
 Deno.test("a fresh DATA_DIR starts, answers health, keeps its data across a restart", async () => {
   const dataDir = await Deno.makeTempDir({ prefix: "board-embedded-" });
   try {
-    const port = freePort();
-    const first = start(dataDir, port);
-    await healthy(port, first);
+    const first = start(dataDir);
+    const port = await healthy(first);
     const secrets = JSON.parse(await Deno.readTextFile(`${dataDir}/secrets.json`));
     assert.ok(secrets.admin_password.length >= 12);
     assert.ok(new TextEncoder().encode(secrets.jwt_secret).length >= 32);
 
     // A second process on the same DATA_DIR stops with a clear message.
-    const second = start(dataDir, freePort());
+    const second = start(dataDir);
     const status = await second.status;
     assert.notEqual(status.code, 0);
     assert.match(second.stderr(), /already using DATA_DIR/);
@@ -99,9 +110,8 @@ Deno.test("a fresh DATA_DIR starts, answers health, keeps its data across a rest
     const logs = [...first.stdout().split("\n"), ...err].filter((l) => l.startsWith("{"));
     assert.ok(logs.length > 0 && logs.every((l) => !l.includes(secrets.admin_password)));
 
-    const port2 = freePort();
-    const again = start(dataDir, port2);
-    await healthy(port2, again);
+    const again = start(dataDir);
+    const port2 = await healthy(again);
     const list = await (await fetch(`http://127.0.0.1:${port2}/api/v1/images?tags=kept`)).json();
     assert.deepEqual(list.items.map((i: { short_id: string }) => i.short_id), [img.short_id]);
     const file = await fetch(`http://127.0.0.1:${port2}${img.file_url}`);
@@ -128,9 +138,8 @@ Deno.test("a DATA_DIR in a folder only its owner can enter starts; as root its c
   const dataDir = `${closed}/data`;
   let cluster: string | undefined;
   try {
-    const port = freePort();
-    const child = start(dataDir, port);
-    await healthy(port, child);
+    const child = start(dataDir);
+    await healthy(child);
     const link = await Deno.lstat(`${dataDir}/postgres`);
     cluster = await Deno.realPath(`${dataDir}/postgres`);
     if (Deno.uid() === 0) {
@@ -143,6 +152,12 @@ Deno.test("a DATA_DIR in a folder only its owner can enter starts; as root its c
     } else {
       assert.ok(link.isDirectory, "an ordinary user keeps the cluster in DATA_DIR");
     }
+    // An ordinary user (PostgreSQL runs as itself: no user to run as) keeps the cluster in
+    // DATA_DIR in the same closed folder: the other branch's case, decided where root runs too.
+    assert.deepEqual(await placeCluster(`${closed}/other`, undefined), {
+      dir: `${closed}/other/postgres`,
+      outside: false,
+    });
     // Ctrl-C (SIGINT) stops the service and its PostgreSQL.
     child.kill("SIGINT");
     assert.equal((await child.status).code, 0);
@@ -150,9 +165,8 @@ Deno.test("a DATA_DIR in a folder only its owner can enter starts; as root its c
     await assert.rejects(Deno.stat(`${cluster}/postmaster.pid`), Deno.errors.NotFound);
 
     // A restart finds the same cluster through the link.
-    const port2 = freePort();
-    const again = start(dataDir, port2);
-    await healthy(port2, again);
+    const again = start(dataDir);
+    const port2 = await healthy(again);
     assert.equal(await Deno.realPath(`${dataDir}/postgres`), cluster);
     assert.equal((await stop(again)).code, 0);
   } finally {
@@ -165,7 +179,7 @@ Deno.test("a DATA_DIR in a folder only its owner can enter starts; as root its c
 Deno.test("a DATA_DIR that cannot be made stops the start with a line saying what to do", async () => {
   const file = await Deno.makeTempFile({ prefix: "board-not-a-folder-" });
   try {
-    const child = start(`${file}/data`, freePort());
+    const child = start(`${file}/data`);
     const status = await child.status;
     assert.equal(status.code, 1);
     // The line that says where the data would live, then the one that says what to change.
@@ -200,16 +214,18 @@ async function snapshot(dir: string) {
   return { uid: info.uid, gid: info.gid, mode: info.mode! & 0o7777, names: names.sort() };
 }
 
-Deno.test("a DATA_DIR every user can write is refused with one line saying what to do", async () => {
+Deno.test("a DATA_DIR every user can write is refused with a line saying what to do", async () => {
   for (const mode of [0o777, 0o1777]) {
     const dataDir = await Deno.makeTempDir({ prefix: "board-open-" });
     try {
       await Deno.chmod(dataDir, mode);
-      const child = start(dataDir, freePort());
+      const child = start(dataDir);
       const status = await exitOf(child);
       assert.equal(status.code, 1, child.output());
-      const lines = child.stderr().trim().split("\n");
-      assert.deepEqual(lines, [
+      // The start's plain first line, then the refusal: no JSON line, nothing else.
+      const [starting, ...rest] = child.stderr().trim().split("\n");
+      assert.match(starting, /^Reaction board is starting/);
+      assert.deepEqual(rest, [
         `DATA_DIR ${dataDir} can be written by every user (mode ${mode.toString(8)}): make it ` +
         `yours alone (chmod o-w) or set DATA_DIR to another folder.`,
       ]);
@@ -228,7 +244,7 @@ Deno.test("a pre-made DATA_DIR/postgres link to another folder is refused; the f
     await Deno.writeTextFile(`${victim}/keep.txt`, "not a cluster");
     await Deno.symlink(victim, `${dataDir}/postgres`);
     const before = await snapshot(victim);
-    const child = start(dataDir, freePort());
+    const child = start(dataDir);
     const status = await exitOf(child);
     assert.equal(status.code, 1, child.output());
     if (Deno.uid() === 0) {

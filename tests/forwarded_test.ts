@@ -8,7 +8,6 @@ import assert from "node:assert/strict";
 import { makeThumbnail } from "../lib/images/thumbnails/make_thumbnail.ts";
 import type { ImageDto } from "../lib/types.ts";
 import { startService } from "./_harness/app.ts";
-import { freePort } from "./_harness/child.ts";
 import { authHeader, makeImage, upload } from "./_harness/images.ts";
 import { NGINX_ADDRESS, pointBlockAt, readmeNginxBlock, startNginx } from "./_harness/nginx.ts";
 import { serve } from "./browser/_browser.ts";
@@ -18,11 +17,13 @@ const svc = await startService({
   env: { LOGIN_TRUSTED_PROXY_IPS: NGINX_ADDRESS },
 });
 const server = serve(svc.app.fetch);
-const port = freePort();
 // The block's two upstream servers are both this one service.
 const upstream = new URL(server.url).host;
-const block = pointBlockAt(await readmeNginxBlock(), [upstream, upstream], port);
-const nginx = await startNginx(block, port, "/api/v1/health");
+const block = await readmeNginxBlock();
+const nginx = await startNginx(
+  (port) => pointBlockAt(block, [upstream, upstream], port),
+  "/api/v1/health",
+);
 Deno.test.afterAll(async () => {
   await nginx.stop();
   await server.close();

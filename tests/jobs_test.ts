@@ -4,6 +4,7 @@
  * up by another. Against the test PostgreSQL, two queue instances standing for two replicas.
  */
 import assert from "node:assert/strict";
+import postgres from "postgres";
 import { type Job, JobQueue } from "../lib/jobs/mod.ts";
 import { captureLogger } from "../lib/log.ts";
 import { freshDatabase } from "./_harness/db.ts";
@@ -20,6 +21,20 @@ Deno.test.afterAll(async () => {
   for (const q of open) await q.stop(0).catch(() => {});
   await db.drop();
 });
+
+/** How many jobs of queue `name` are in each state, from pg-boss's table. */
+async function jobStates(name: string) {
+  const sql = postgres(db.url, { max: 1, onnotice: () => {} });
+  try {
+    return [
+      ...await sql<{ state: string; n: number }[]>`
+      select state::text, count(*)::int as n from jobs.job where name = ${name}
+      group by state order by state`,
+    ];
+  } finally {
+    await sql.end();
+  }
+}
 
 /** Resolves once `check()` is true, polling; rejects after `ms`. */
 async function until(check: () => boolean | Promise<boolean>, ms: number, what: string) {
@@ -45,7 +60,10 @@ Deno.test("a job sent before a restart is run after it, once", async () => {
     },
   });
   await until(() => seen.length === 1, 10_000, "the job ran");
-  await new Promise((r) => setTimeout(r, 1000));
+  // Once by count: the queue stopped (its running handlers finished) with the job completed, so
+  // nothing can run it again, and the handler ran it once.
+  await second.stop();
+  assert.deepEqual(await jobStates("restart"), [{ state: "completed", n: 1 }]);
   assert.deepEqual(seen, [1]);
 });
 
@@ -60,7 +78,11 @@ Deno.test("two replicas working one queue run every job exactly once", async () 
   await b.work({ name: "shared", handler: handler("b"), concurrency: 2 });
   for (let n = 0; n < 40; n++) await a.send("shared", { n });
   await until(() => runs.size === 40, 30_000, "40 jobs ran");
-  await new Promise((r) => setTimeout(r, 1000)); // anything run twice would show by now
+  // Exactly once by count: both queues stopped (their running handlers finished) with all 40
+  // jobs completed, so none can run again, and the handlers ran 40 times in all.
+  await Promise.all([a.stop(), b.stop()]);
+  assert.deepEqual(await jobStates("shared"), [{ state: "completed", n: 40 }]);
+  assert.equal([...runs.values()].flat().length, 40, "handler runs");
   for (const [n, who] of runs) assert.equal(who.length, 1, `job ${n} ran ${who.join(", ")}`);
   const by = [...runs.values()].flat();
   assert.ok(by.includes("a") && by.includes("b"), "both replicas worked");

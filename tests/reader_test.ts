@@ -8,8 +8,8 @@ import { buildAssets } from "../lib/islands/build.ts";
 import { makeThumbnail } from "../lib/images/thumbnails/make_thumbnail.ts";
 import { startService } from "./_harness/app.ts";
 import {
+  boundPort,
   type Child,
-  freePort,
   hostEnv,
   spawnChild,
   storageEnv,
@@ -121,19 +121,18 @@ Deno.test("a spawned reader with only net, env and read of _build serves the pub
     assert.equal(created.status, 201, await created.clone().text());
     const img = await created.json();
 
-    const port = freePort();
-    const base = `http://127.0.0.1:${port}`;
     const started = performance.now();
     child = spawnChild({
       args: ["run", ...READER_FLAGS, READER],
       env: {
         ...hostEnv(),
         ...storageEnv(svc.db, svc.s3),
-        PORT: String(port),
+        PORT: "0",
         HOST: "127.0.0.1",
         LOG_LEVEL: "warn",
       },
     });
+    const base = `http://127.0.0.1:${await boundPort(child, 30_000)}`;
 
     // Cold start: spawn to the first 200 on `/` (a rendered page from the database).
     await waitReady(child, `${base}/`, { timeoutMs: 30_000, intervalMs: 10 });

@@ -5,17 +5,25 @@
  * whatever databases of the run are left (test files clean up after themselves, but a file that
  * crashed or was killed cannot). It says once which Chromium the browser tests drive, or why they
  * are skipped (no browser found) or fail (none found in CI). It builds the client bundle first when there is none.
+ * The tests run in a shuffled order whose seed it prints (TEST_SHUFFLE_SEED replays one; see
+ * tests/_harness/shuffle.ts), so no file may depend on the order of its tests.
  * Extra arguments are passed to `deno test` (for example a single file).
  */
 import { browserChoice } from "./_harness/browser.ts";
 import { dropRunDatabases, newTestRun } from "./_harness/db.ts";
 import { checkDatabaseUrl, givenDatabaseUrl, resolveTestDatabase } from "./_harness/resolve_db.ts";
+import { chooseShuffleSeed, SEED_VARIABLE } from "./_harness/shuffle.ts";
 
 const TEST_LOCK = new URL("./deno.lock", import.meta.url).pathname;
 
 const refusal = checkDatabaseUrl(givenDatabaseUrl());
 if (refusal) {
   console.error(refusal);
+  Deno.exit(2);
+}
+const shuffle = chooseShuffleSeed(Deno.env.get(SEED_VARIABLE), Deno.args);
+if (shuffle && "error" in shuffle) {
+  console.error(shuffle.error);
   Deno.exit(2);
 }
 
@@ -38,10 +46,16 @@ const browser = browserChoice();
 console.log(`tests: ${browser.path ? `browser ${browser.path}` : browser.reason}`);
 let code = 1;
 try {
-  const args = Deno.args.length ? Deno.args : [];
+  const order = shuffle ? [`--shuffle=${shuffle.seed}`] : [];
+  if (shuffle) {
+    console.log(
+      `tests: shuffled with seed ${shuffle.seed}` +
+        (shuffle.given ? ` (${SEED_VARIABLE})` : `; replay with ${SEED_VARIABLE}=${shuffle.seed}`),
+    );
+  }
   const child = new Deno.Command(Deno.execPath(), {
     // The tests' lockfile: the service's (deno.lock) holds only what the service runs.
-    args: ["test", "-A", "--parallel", `--lock=${TEST_LOCK}`, ...args],
+    args: ["test", "-A", "--parallel", `--lock=${TEST_LOCK}`, ...order, ...Deno.args],
     env: { TEST_DATABASE_URL: server.url, ...run.env },
     stdin: "null",
   }).spawn();
@@ -49,6 +63,9 @@ try {
   Deno.addSignalListener("SIGINT", stop);
   Deno.addSignalListener("SIGTERM", stop);
   code = (await child.status).code;
+  if (code !== 0 && shuffle) {
+    console.log(`tests: failed in the order of ${SEED_VARIABLE}=${shuffle.seed}`);
+  }
 } finally {
   await dropRunDatabases(server.url, run.id);
   await server.stop();

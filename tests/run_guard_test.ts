@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { chooseShuffleSeed } from "./_harness/shuffle.ts";
 
 const root = new URL("..", import.meta.url).pathname;
 /** `deno task test`'s arguments after `deno` (its lock flag included). */
@@ -56,4 +57,40 @@ Deno.test("deno task test with no database URL runs on an embedded PostgreSQL an
   } finally {
     await Deno.remove(tmp, { recursive: true }).catch(() => {});
   }
+});
+
+Deno.test("chooseShuffleSeed() takes TEST_SHUFFLE_SEED, else a random seed, and leaves --shuffle alone", () => {
+  assert.deepEqual(chooseShuffleSeed("4242", []), { seed: 4242, given: true });
+  assert.deepEqual(chooseShuffleSeed(" 0 ", ["tests/a_test.ts"]), { seed: 0, given: true });
+  assert.deepEqual(chooseShuffleSeed(undefined, [], () => 0.5), { seed: 2 ** 30, given: false });
+  assert.deepEqual(chooseShuffleSeed("", [], () => 0), { seed: 0, given: false });
+  for (const bad of ["-1", "1.5", "abc", "2147483648", "99999999999"]) {
+    const choice = chooseShuffleSeed(bad, []);
+    assert.ok(choice && "error" in choice, bad);
+    assert.match(choice.error, /^TEST_SHUFFLE_SEED must be a whole number/);
+  }
+  assert.equal(chooseShuffleSeed("7", ["--shuffle=9"]), null);
+  assert.equal(chooseShuffleSeed(undefined, ["--shuffle"]), null);
+});
+
+Deno.test("deno task test prints its shuffle seed and refuses a bad one before loading any test", async () => {
+  const run = async (seed: string) => {
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: [...runTests, "tests/_sees_its_database.ts"],
+      cwd: root,
+      env: { TEST_SHUFFLE_SEED: seed, NO_COLOR: "1" },
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const text = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
+    return { code: out.code, text };
+  };
+  const bad = await run("soon");
+  assert.equal(bad.code, 2, bad.text);
+  assert.match(bad.text, /TEST_SHUFFLE_SEED must be a whole number/);
+  assert.doesNotMatch(bad.text, /Check|running/, "no module was loaded");
+  const good = await run("4242");
+  assert.equal(good.code, 0, good.text);
+  assert.match(good.text, /tests: shuffled with seed 4242 \(TEST_SHUFFLE_SEED\)/);
+  assert.match(good.text, /ok \| 1 passed \| 0 failed/);
 });

@@ -288,43 +288,98 @@ Deno.test("merging two large tags keeps counts exact and links de-duplicated", a
   await noDrift();
 });
 
-Deno.test("race: an alias created while uploads use its name leaves no tag of that name", async () => {
-  const [alias, target] = [randomTag("ra"), randomTag("rt")];
-  const uploads = Array.from({ length: 8 }, () => newImage([alias]));
-  const edits = (async () => {
-    const img = await newImage([]);
-    for (let i = 0; i < 5; i++) {
-      await ok(call("PATCH", `/images/${img.short_id}/tags`, { add: [alias] }));
-      await ok(call("PATCH", `/images/${img.short_id}/tags`, { tags: [] }));
-    }
-  })();
-  await new Promise((r) => setTimeout(r, 20));
-  await ok(call("PUT", `/tag-aliases/${alias}`, { target }), 201);
-  const made = await Promise.all(uploads);
-  await edits;
-  assert.equal(await countOf(alias), null, "no upload re-created the alias's tag");
-  for (const img of made) assert.deepEqual(await tagsOf(img.short_id), [target]);
-  assert.equal(await countOf(target), 8);
-  await noDrift();
+/** When a request was sent and when its answer came (performance.now()). */
+interface Span {
+  start: number;
+  end: number;
+}
+
+/** Times `p`, a request sent now. */
+async function timed<T>(p: Promise<T>): Promise<{ value: T; span: Span }> {
+  const start = performance.now();
+  const value = await p;
+  return { value, span: { start, end: performance.now() } };
+}
+
+/** How many of `spans` were in flight at some moment of `rule`'s span. */
+const overlapping = (spans: Span[], rule: Span) =>
+  spans.filter((s) => s.start < rule.end && s.end > rule.start).length;
+
+/** An upload of fresh bytes with `tags`, timed. */
+async function timedUpload(tags: string[]) {
+  const bytes = await makeImage("png", 8, 8);
+  return await timed(newImageOf(bytes, tags));
+}
+
+async function newImageOf(bytes: Uint8Array, tags: string[]) {
+  const res = await upload(svc.app, auth, bytes, tags);
+  assert.ok(res.status === 201 || res.status === 200, await res.clone().text());
+  return await res.json() as { short_id: string };
+}
+
+/**
+ * Runs `round` until the rule change it makes overlapped uploads (up to `rounds` times), asserting
+ * its outcome every time; fails when no round overlapped, since then nothing raced.
+ */
+async function racing(rounds: number, round: () => Promise<number>) {
+  const seen: number[] = [];
+  while (seen.length < rounds && !seen.some((n) => n > 0)) seen.push(await round());
+  assert.ok(seen.some((n) => n > 0), `no upload was in flight during the rule change: ${seen}`);
+}
+
+Deno.test("race: an alias created while uploads of its name are in flight leaves no tag of that name", async () => {
+  await racing(5, async () => {
+    const [alias, target] = [randomTag("ra"), randomTag("rt")];
+    const images = await Promise.all(Array.from({ length: 8 }, () => makeImage("png", 8, 8)));
+    const uploads = images.map((bytes) => timed(newImageOf(bytes, [alias])));
+    const edits = (async () => {
+      const img = await newImage([]);
+      for (let i = 0; i < 5; i++) {
+        await ok(call("PATCH", `/images/${img.short_id}/tags`, { add: [alias] }));
+        await ok(call("PATCH", `/images/${img.short_id}/tags`, { tags: [] }));
+      }
+    })();
+    await new Promise((r) => setTimeout(r, 20));
+    const rule = await timed(ok(call("PUT", `/tag-aliases/${alias}`, { target }), 201));
+    const made = await Promise.all(uploads);
+    await edits;
+    assert.equal(await countOf(alias), null, "no upload re-created the alias's tag");
+    for (const { value } of made) assert.deepEqual(await tagsOf(value.short_id), [target]);
+    assert.equal(await countOf(target), 8);
+    await noDrift();
+    return overlapping(made.map((m) => m.span), rule.span);
+  });
 });
 
-Deno.test("race: an implication applied while the tag is being added elsewhere", async () => {
-  const [t, implied] = [randomTag("rt"), randomTag("ri")];
-  await seedLinks(t, 3000);
-  const adding = (async () => {
-    const made = [];
-    for (let i = 0; i < 6; i++) made.push(await newImage([t]));
-    return made;
-  })();
-  await ok(call("PUT", `/tag-implications/${t}`, { implies: [implied] }), 201);
-  const made = await adding;
-  await until(
-    "every image of the tag has the implied tag",
-    async () => await countOf(implied) === await countOf(t),
-  );
-  assert.equal(await countOf(t), 3006);
-  for (const img of made) assert.deepEqual(await tagsOf(img.short_id), [implied, t].sort());
-  await noDrift();
+Deno.test("race: an implication set while uploads add the tag reaches every image of it", async () => {
+  await racing(5, async () => {
+    const [t, implied] = [randomTag("rt"), randomTag("ri")];
+    await seedLinks(t, 3000);
+    let set: Span | null = null;
+    // Uploads one after another until two have started after the implication was set.
+    const adding = (async () => {
+      const made = [];
+      let after = 0;
+      while (after < 2 && made.length < 30) {
+        if (set) after++;
+        made.push(await timedUpload([t]));
+      }
+      return made;
+    })();
+    set = (await timed(ok(call("PUT", `/tag-implications/${t}`, { implies: [implied] }), 201)))
+      .span;
+    const made = await adding;
+    await until(
+      "every image of the tag has the implied tag",
+      async () => await countOf(implied) === await countOf(t),
+    );
+    assert.equal(await countOf(t), 3000 + made.length);
+    for (const { value } of made) {
+      assert.deepEqual(await tagsOf(value.short_id), [implied, t].sort());
+    }
+    await noDrift();
+    return overlapping(made.map((m) => m.span), set);
+  });
 });
 
 Deno.test("tags an upload implies count towards 50: 422 and nothing stored", async () => {

@@ -10,16 +10,17 @@ import assert from "node:assert/strict";
 import { type LoopGaps, multipartBody, photoJpeg, withComment } from "../bench/_lib.ts";
 import { START_SIGNAL, STOP_SIGNAL } from "../bench/_signals.ts";
 import { TEST_PASSWORD } from "./_harness/app.ts";
-import { childEnv, spawnChild, waitReady } from "./_harness/child.ts";
+import { boundPort, childEnv, spawnChild, waitReady } from "./_harness/child.ts";
 import { freshDatabase } from "./_harness/db.ts";
 import { disposeS3, startS3 } from "./_harness/s3.ts";
 
 const UPLOADS = 10;
 /**
- * Generous: ten uploads measured 9 ms, twenty 21.7 ms; without the yields between buffered reads
- * ten measured 102 ms, and whole-body steps held it for seconds.
+ * Hang guard: ~10x the measured 9 ms for ten uploads (twenty measured 21.7 ms). Whole-body steps
+ * held the loop for seconds, and without the yields between buffered reads ten measured 102 ms:
+ * both still fail it. The figure itself is bench B3's.
  */
-const MAX_HOLD_MS = 50;
+const MAX_HOLD_MS = 90;
 
 Deno.test("ten 12 MP uploads at once never hold the service's event loop for long", async () => {
   const db = await freshDatabase();
@@ -29,7 +30,7 @@ Deno.test("ten 12 MP uploads at once never hold the service's event loop for lon
   const env = childEnv(db, s3, { BENCH_LOOP_FILE: loopFile, DATA_DIR: dir });
   const child = spawnChild({ args: ["run", "-A", "bench/serve.ts"], env });
   try {
-    const base = `http://127.0.0.1:${env.PORT}`;
+    const base = `http://127.0.0.1:${await boundPort(child)}`;
     await waitReady(child, `${base}/api/v1/health`);
     const token = await fetch(`${base}/api/v1/auth/token`, {
       method: "POST",

@@ -37,66 +37,69 @@ async function barCaption(caption: string, width = 800): Promise<Buffer> {
 const same = (a: string, b: string) => assert.equal(a.toLowerCase(), b.toLowerCase());
 const jpeg = async (b: Buffer) => new Uint8Array(await sharp(b).jpeg({ quality: 85 }).toBuffer());
 
+/**
+ * One warm reader for the tests that need no reader of their own: an engine's start takes
+ * 0.4-5.5 s. Started on first use, closed after the file (whatever order the tests run in).
+ * Quality, not speed: its reads may take 300 s (at nice 19 on two cores shared with the rest of
+ * the suite, reads passed the service's 30 s at a load average of 27); the time-limit test gives
+ * its reads their own limits.
+ */
+let shared: Promise<CaptionReader> | undefined;
+const warmReader = () =>
+  shared ??= CaptionReader.start({ timeoutMs: 300_000 }).catch((e) => {
+    shared = undefined; // a start that failed is tried again by the next test, not reused
+    throw e;
+  });
+Deno.test.afterAll(async () => await (await shared)?.close());
+
 Deno.test("CaptionReader.read() reads captions exactly, top band first", async () => {
-  const reader = await CaptionReader.start();
-  try {
-    same((await reader.read(await jpeg(await meme({ top: "THIS IS FINE" })))).text, "this is fine");
-    same(
-      (await reader.read(await jpeg(await meme({ top: "ME WHEN", bottom: "THUMBS UP" })))).text,
-      "me when thumbs up",
-    );
-    same(
-      (await reader.read(new Uint8Array(await barCaption("Nobody: my code")))).text,
-      "nobody my code",
-    );
-  } finally {
-    await reader.close();
-  }
+  const reader = await warmReader();
+  same((await reader.read(await jpeg(await meme({ top: "THIS IS FINE" })))).text, "this is fine");
+  same(
+    (await reader.read(await jpeg(await meme({ top: "ME WHEN", bottom: "THUMBS UP" })))).text,
+    "me when thumbs up",
+  );
+  same(
+    (await reader.read(new Uint8Array(await barCaption("Nobody: my code")))).text,
+    "nobody my code",
+  );
 });
 
 Deno.test("CaptionReader.read() returns an empty text for a photo without text", async () => {
-  const reader = await CaptionReader.start();
-  try {
-    for await (const photo of textFreePhotos(6, 3)) {
-      assert.equal((await reader.read(photo.bytes)).text, "", photo.name);
-    }
-  } finally {
-    await reader.close();
+  const reader = await warmReader();
+  for await (const photo of textFreePhotos(6, 3)) {
+    assert.equal((await reader.read(photo.bytes)).text, "", photo.name);
   }
 });
 
 Deno.test("CaptionReader.read() reads a PNG with alpha, frame 0 of a GIF, and an EXIF-rotated JPEG", async () => {
-  const reader = await CaptionReader.start();
-  try {
-    // A caption over a picture that fades out to transparent at the top.
-    const faded = await sharp(await meme({ bottom: "SEE YOU LATER" }))
-      .ensureAlpha()
-      .composite([{
-        input: Buffer.from(
-          `<svg xmlns="http://www.w3.org/2000/svg" width="900" height="700"><linearGradient ` +
-            `id="g" x1="0" y1="0" x2="0" y2="1"><stop offset="0" stop-opacity="0"/><stop ` +
-            `offset="0.5" stop-opacity="1"/></linearGradient><rect width="100%" height="100%" ` +
-            `fill="url(#g)"/></svg>`,
-        ),
-        blend: "dest-in",
-      }]).png().toBuffer();
-    assert.equal((await sharp(faded).metadata()).hasAlpha, true);
-    same((await reader.read(new Uint8Array(faded))).text, "see you later");
+  const reader = await warmReader();
+  // A caption over a picture that fades out to transparent at the top.
+  const faded = await sharp(await meme({ bottom: "SEE YOU LATER" }))
+    .ensureAlpha()
+    .composite([{
+      input: Buffer.from(
+        `<svg xmlns="http://www.w3.org/2000/svg" width="900" height="700"><linearGradient ` +
+          `id="g" x1="0" y1="0" x2="0" y2="1"><stop offset="0" stop-opacity="0"/><stop ` +
+          `offset="0.5" stop-opacity="1"/></linearGradient><rect width="100%" height="100%" ` +
+          `fill="url(#g)"/></svg>`,
+      ),
+      blend: "dest-in",
+    }]).png().toBuffer();
+  assert.equal((await sharp(faded).metadata()).hasAlpha, true);
+  same((await reader.read(new Uint8Array(faded))).text, "see you later");
 
-    const frames = [await meme({ top: "FIRST FRAME" }), await meme({ top: "SECOND FRAME" })];
-    const gif = await sharp(frames, { join: { animated: true } }).gif().toBuffer();
-    assert.equal((await sharp(gif).metadata()).pages, 2);
-    same((await reader.read(new Uint8Array(gif))).text, "first frame");
+  const frames = [await meme({ top: "FIRST FRAME" }), await meme({ top: "SECOND FRAME" })];
+  const gif = await sharp(frames, { join: { animated: true } }).gif().toBuffer();
+  assert.equal((await sharp(gif).metadata()).pages, 2);
+  same((await reader.read(new Uint8Array(gif))).text, "first frame");
 
-    // Stored lying on its side; orientation 6 says "turn 90 degrees clockwise to show".
-    const upright = await meme({ top: "PLOT TWIST", width: 800, height: 600 });
-    const rotated = await sharp(upright).rotate(270).withMetadata({ orientation: 6 }).jpeg()
-      .toBuffer();
-    assert.equal((await sharp(rotated).metadata()).width, 600);
-    same((await reader.read(new Uint8Array(rotated))).text, "plot twist");
-  } finally {
-    await reader.close();
-  }
+  // Stored lying on its side; orientation 6 says "turn 90 degrees clockwise to show".
+  const upright = await meme({ top: "PLOT TWIST", width: 800, height: 600 });
+  const rotated = await sharp(upright).rotate(270).withMetadata({ orientation: 6 }).jpeg()
+    .toBuffer();
+  assert.equal((await sharp(rotated).metadata()).width, 600);
+  same((await reader.read(new Uint8Array(rotated))).text, "plot twist");
 });
 
 /** A page of small print: each band takes the engine a second or more, unlike a caption. */
@@ -114,9 +117,9 @@ async function page(): Promise<Uint8Array> {
   return new Uint8Array(await sharp(Buffer.from(svg)).png().toBuffer());
 }
 
-/** Whether process `pid` is gone within a second (killed and reaped). */
+/** Whether process `pid` is gone (killed and reaped) within 10 s: a hang guard. */
 async function gone(pid: number): Promise<boolean> {
-  for (let i = 0; i < 20; i++) {
+  for (let i = 0; i < 200; i++) {
     try {
       await Deno.stat(`/proc/${pid}`);
     } catch {
@@ -128,32 +131,33 @@ async function gone(pid: number): Promise<boolean> {
 }
 
 Deno.test("CaptionReader.read() stops at its time limit with a TimeoutError and reads on afterwards", async () => {
-  const reader = await CaptionReader.start({ timeoutMs: 60_000 });
-  try {
-    const slow = await page();
-    // 600 ms in, the engine is in the middle of a recognition: its process is killed.
-    const [busy] = await reader.pids();
-    const started = performance.now();
-    await assert.rejects(
-      reader.read(slow, undefined, { timeoutMs: 600 }),
-      (err: Error) => err.name === "TimeoutError",
-    );
-    assert.ok(performance.now() - started < 1100, "rejects at the limit");
-    assert.ok(await gone(busy), "the timed-out read's engine still runs");
-    same((await reader.read(await jpeg(await meme({ top: "STILL HERE" })))).text, "still here");
+  const reader = await warmReader();
+  const slow = await page();
+  // 600 ms in, the engine is in the middle of a recognition: its process is killed.
+  const [busy] = await reader.pids();
+  const started = performance.now();
+  await assert.rejects(
+    reader.read(slow, undefined, { timeoutMs: 600 }),
+    (err: Error) => err.name === "TimeoutError",
+  );
+  const ms = performance.now() - started;
+  console.log(`a 600 ms limit rejected after ${ms.toFixed(0)} ms`);
+  assert.ok(ms >= 590, `rejected after ${ms} ms, before the limit`);
+  // Hang guard: ~9x the measured 682 ms, and far under the reader's own limit, so that it is
+  // this read's limit that fired (a read let run to its end resolves instead).
+  assert.ok(ms < 6_000, `rejected after ${ms} ms`);
+  assert.ok(await gone(busy), "the timed-out read's engine still runs");
+  same((await reader.read(await jpeg(await meme({ top: "STILL HERE" })))).text, "still here");
 
-    // A caller's signal stops a read the same way.
-    const controller = new AbortController();
-    const [busy2] = await reader.pids();
-    assert.notEqual(busy2, busy);
-    const reading = reader.read(slow, controller.signal);
-    setTimeout(() => controller.abort(new Error("caller gave up")), 600);
-    await assert.rejects(reading, /caller gave up/);
-    assert.ok(await gone(busy2), "the aborted read's engine still runs");
-    same((await reader.read(await jpeg(await meme({ top: "STILL HERE" })))).text, "still here");
-  } finally {
-    await reader.close();
-  }
+  // A caller's signal stops a read the same way.
+  const controller = new AbortController();
+  const [busy2] = await reader.pids();
+  assert.notEqual(busy2, busy);
+  const reading = reader.read(slow, controller.signal);
+  setTimeout(() => controller.abort(new Error("caller gave up")), 600);
+  await assert.rejects(reading, /caller gave up/);
+  assert.ok(await gone(busy2), "the aborted read's engine still runs");
+  same((await reader.read(await jpeg(await meme({ top: "STILL HERE" })))).text, "still here");
 });
 
 Deno.test("CaptionReader runs its engines in processes at nice 19; this process stays at 0", async () => {
@@ -222,8 +226,8 @@ Deno.test("CaptionReader needs no network: it reads in a process denied all net 
   }
 });
 
-Deno.test("CaptionReader.read() holds the event loop for no more than a few ms at a time", async () => {
-  const reader = await CaptionReader.start();
+Deno.test("CaptionReader.read() never holds the event loop for as long as a recognition takes", async () => {
+  const reader = await warmReader();
   const images = [];
   for (let i = 0; i < 10; i++) {
     images.push(await jpeg(await meme({ top: "LOOP", bottom: `IMAGE ${i}`, seed: 20 + i })));
@@ -234,14 +238,14 @@ Deno.test("CaptionReader.read() holds the event loop for no more than a few ms a
     for (const image of images) await reader.read(image);
   } finally {
     held = loop.stop();
-    await reader.close();
   }
   console.log(
     `over 10 images: longest event-loop gap ${held.gap.toFixed(1)} ms, of which its thread ` +
       `ran ${held.ran.toFixed(1)} ms`,
   );
   // The CPU time, not the gap: in CI other test files share the two cores, and a gap of 256 ms
-  // was once all waiting for one. One recognition on the main thread runs 50-500 ms.
+  // was once all waiting for one. A hang guard of ~10x the measured 4.7 ms, which one recognition
+  // on the main thread (50-500 ms) would still exceed.
   assert.ok(
     held.ran < 50,
     `the event loop's thread ran ${held.ran.toFixed(1)} ms between two ticks`,

@@ -1,7 +1,9 @@
 /**
- * Services in child processes: a free loopback port, the environment a child gets (only what it
- * needs; nothing of this process leaks in), spawning with captured output, and waiting until an
- * address answers 200.
+ * Services in child processes: the environment a child gets (only what it needs; nothing of this
+ * process leaks in), spawning with captured output, the port a child listens on, and waiting until
+ * an address answers 200. A child service is given PORT=0 and the kernel's choice is read back
+ * (`listeningPorts`): a port probed free here and opened again by the child could be taken in
+ * between by any other process of a parallel run.
  */
 import { TEST_PASSWORD, TEST_SECRET } from "./app.ts";
 
@@ -11,12 +13,31 @@ export const ROOT = new URL("../../", import.meta.url).pathname;
 /** Output kept per stream: the tail, enough for a failure message. */
 const KEEP_CHARS = 64_000;
 
-/** A free loopback port (bound, then released). */
-export function freePort(): number {
-  const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (l.addr as Deno.NetAddr).port;
-  l.close();
-  return port;
+/**
+ * The TCP ports process `pid` itself listens on (IPv4 and IPv6), from /proc: the sockets among its
+ * open files that the kernel lists in state LISTEN. Empty once it has exited.
+ */
+export async function listeningPorts(pid: number): Promise<number[]> {
+  const inodes = new Set<string>();
+  try {
+    for await (const fd of Deno.readDir(`/proc/${pid}/fd`)) {
+      const target = await Deno.readLink(`/proc/${pid}/fd/${fd.name}`).catch(() => "");
+      const m = /^socket:\[(\d+)\]$/.exec(target);
+      if (m) inodes.add(m[1]);
+    }
+  } catch {
+    return [];
+  }
+  const ports = new Set<number>();
+  for (const table of ["tcp", "tcp6"]) {
+    const text = await Deno.readTextFile(`/proc/${pid}/net/${table}`).catch(() => "");
+    for (const line of text.split("\n").slice(1)) {
+      const f = line.trim().split(/\s+/);
+      // local_address is HEX_IP:HEX_PORT; state 0A is LISTEN; field 9 is the inode.
+      if (f[3] === "0A" && inodes.has(f[9])) ports.add(parseInt(f[1].split(":")[1], 16));
+    }
+  }
+  return [...ports].sort((a, b) => a - b);
 }
 
 /** What a child needs from this environment to find deno's cache; nothing else leaks in. */
@@ -43,7 +64,10 @@ export function storageEnv(
   };
 }
 
-/** The environment of a service on `db` and `s3`: the test credentials, loopback, a free port. */
+/**
+ * The environment of a service on `db` and `s3`: the test credentials, loopback, PORT=0 (any
+ * port: `spawnService` reads back the one it got).
+ */
 export function childEnv(
   db: { url: string },
   s3: { endpoint: string; settings: { bucket: string } },
@@ -55,7 +79,7 @@ export function childEnv(
     ADMIN_PASSWORD: TEST_PASSWORD,
     JWT_SECRET: TEST_SECRET,
     HOST: "127.0.0.1",
-    PORT: String(freePort()),
+    PORT: "0",
     THUMBNAIL_WORKERS: "1",
     LOG_LEVEL: "warn",
     ...extra,
@@ -206,22 +230,41 @@ export interface ChildService extends Child {
 }
 
 /**
- * Spawns deno with `args` and `env` (which names the PORT) and waits until health answers 200;
- * a child that does not get there is killed.
+ * The port `child` listens on, once it listens on exactly one; throws with its output when it
+ * exits first or `timeoutMs` passes (hang guard, like waitReady's).
+ */
+export async function boundPort(child: Child, timeoutMs = 60_000): Promise<number> {
+  const started = performance.now();
+  for (;;) {
+    const ports = await listeningPorts(child.pid);
+    if (ports.length === 1) return ports[0];
+    if (ports.length > 1) throw new Error(`listens on ${ports.join(", ")}, not one port`);
+    if (!child.alive()) throw new Error(`exited before it listened:\n${child.output()}`);
+    if (performance.now() - started > timeoutMs) {
+      throw new Error(`did not listen within ${timeoutMs} ms:\n${child.output()}`);
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/**
+ * Spawns deno with `args` and `env` and waits until health answers 200; a child that does not get
+ * there is killed. With PORT 0 (childEnv's) the port is the one the child bound (`boundPort`);
+ * a fixed PORT is used as given (a replica restarted where nginx expects it).
  */
 export async function spawnService(
   args: string[],
   env: Record<string, string>,
-  opts: WaitOptions & Pick<ChildOptions, "onLine"> = {},
+  opts: WaitOptions & Pick<ChildOptions, "onLine" | "command"> = {},
 ): Promise<ChildService> {
-  const port = Number(env.PORT);
-  const base = `http://127.0.0.1:${port}`;
-  const child = spawnChild({ args, env, onLine: opts.onLine });
+  const child = spawnChild({ args, env, onLine: opts.onLine, command: opts.command });
   try {
+    const port = Number(env.PORT) || await boundPort(child, opts.timeoutMs);
+    const base = `http://127.0.0.1:${port}`;
     await waitReady(child, `${base}/api/v1/health`, opts);
+    return { ...child, port, base };
   } catch (e) {
     await child.stop(1_000);
     throw e;
   }
-  return { ...child, port, base };
 }

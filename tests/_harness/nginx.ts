@@ -1,6 +1,8 @@
 /**
  * Debian's nginx for tests: docs/deployment.md's nginx block, as an operator would copy it,
- * pointed at the test's replicas and run from a temporary prefix on a free loopback port.
+ * pointed at the test's replicas and run from a temporary prefix on a free loopback port. nginx
+ * cannot listen on port 0 and say which port it got, so it is given a port free a moment before
+ * and started again on another when that one was taken in between (`startNginx`).
  */
 import { type Child, hostEnv, ROOT, spawnChild, waitReady } from "./child.ts";
 
@@ -59,15 +61,47 @@ export interface TestNginx {
   stop(): Promise<void>;
 }
 
+/** Starts of nginx tried before giving up, each on another port. */
+const BIND_ATTEMPTS = 5;
+
+/** A loopback port nobody listens on at this moment (bound, then released). */
+function candidatePort(): number {
+  const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (l.addr as Deno.NetAddr).port;
+  l.close();
+  return port;
+}
+
 /**
- * Starts nginx with `block` (an http-level configuration: upstreams and servers) from a
- * temporary prefix, errors to its stderr, and waits until `readyPath` answers 200 through it.
+ * Starts nginx with `blockFor(port)` (an http-level configuration: upstreams and servers,
+ * listening on `port`) from a temporary prefix, errors to its stderr, and waits until `readyPath`
+ * answers 200 through it. A start whose port was taken between the check and nginx's bind (it
+ * exits with "Address already in use") is tried again on another port, up to BIND_ATTEMPTS times.
  */
 export async function startNginx(
-  block: string,
+  blockFor: (port: number) => string,
+  readyPath: string,
+): Promise<TestNginx> {
+  for (let attempt = 1;; attempt++) {
+    try {
+      return await startNginxOn(blockFor, candidatePort(), readyPath);
+    } catch (e) {
+      if (attempt >= BIND_ATTEMPTS || !isAddressInUse(e)) throw e;
+    }
+  }
+}
+
+/** True for a start that failed because nginx's port was taken. */
+export function isAddressInUse(e: unknown): boolean {
+  return /bind\(\) to \S+ failed \(98: Address already in use\)/.test(String(e));
+}
+
+async function startNginxOn(
+  blockFor: (port: number) => string,
   port: number,
   readyPath: string,
 ): Promise<TestNginx> {
+  const block = blockFor(port);
   const command = await nginxPath();
   const dir = await Deno.makeTempDir({ prefix: "board-nginx-" });
   // As root, nginx's workers run as nobody and must reach the temporary paths below.

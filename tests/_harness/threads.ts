@@ -9,3 +9,20 @@ export function threadNices(pid: number): { tid: number; name: string; nice: num
     return { tid: Number(tid), name, nice: Number(fields[16]) };
   });
 }
+
+/** Linux's capability number of CAP_SYS_NICE. */
+const CAP_SYS_NICE = 23n;
+
+/**
+ * Whether process `pid` may lower a thread's nice value to `nice` (below 0): with CAP_SYS_NICE in
+ * its effective set, or an RLIMIT_NICE of at least 20 - `nice` (setpriority(2)). What root has,
+ * and what an unprivileged user without a raised limit lacks.
+ */
+export function mayLowerNice(pid: number | "self", nice: number): boolean {
+  const status = Deno.readTextFileSync(`/proc/${pid}/status`);
+  const eff = BigInt(`0x${/^CapEff:\s+([0-9a-f]+)$/m.exec(status)![1]}`);
+  if ((eff >> CAP_SYS_NICE) & 1n) return true;
+  const limits = Deno.readTextFileSync(`/proc/${pid}/limits`);
+  const soft = /^Max nice priority\s+(\S+)/m.exec(limits)![1];
+  return soft === "unlimited" || Number(soft) >= 20 - nice;
+}

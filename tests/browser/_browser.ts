@@ -1,6 +1,7 @@
 /** Browser-test helpers: Chromium through playwright-core, and a loopback server. */
 import assert from "node:assert/strict";
 import { type Browser, chromium, type Page } from "npm:playwright-core@1.65.1";
+import sharp from "sharp";
 import { browserChoice } from "../_harness/browser.ts";
 
 /** Flags for a quiet headless chromium in a container. */
@@ -38,6 +39,28 @@ export async function ensureBuiltAssets(): Promise<void> {
     await (await import("../../lib/islands/build.ts")).buildAssets({ writeGen: false });
   }
 }
+
+/**
+ * Saves what `page` shows as tests/artifacts/`name` (the README's screenshots are copied from
+ * there by hand) and checks that it shows something: the viewport's size, and more than a blank
+ * page (some colour channel varies by more than `MIN_STDEV` across the picture).
+ */
+export async function screenshot(page: Page, name: string): Promise<void> {
+  await Deno.mkdir(new URL("tests/artifacts/", ROOT), { recursive: true });
+  const png = await page.screenshot({ path: new URL(`tests/artifacts/${name}`, ROOT).pathname });
+  const { width, height } = await sharp(png).metadata();
+  const viewport = page.viewportSize();
+  assert.deepEqual({ width, height }, viewport, `${name}: the viewport's size`);
+  const { channels } = await sharp(png).stats();
+  const spread = Math.max(...channels.map((c) => c.stdev));
+  assert.ok(spread > MIN_STDEV, `${name}: blank (colour spread ${spread.toFixed(1)})`);
+}
+
+/**
+ * A blank page's channels vary by 0.0; the emptiest screenshot kept here (similar_upload.png)
+ * measured 26.1, the others 33-93 (screenshot()'s check; its test is in docs_test.ts).
+ */
+export const MIN_STDEV = 5;
 
 /** Launches the run's Chromium; throws the reason when there is none. */
 export function launchBrowser(): Promise<Browser> {

@@ -16,7 +16,7 @@ import {
   focusedOnArrival,
   hydrated,
   launchBrowser,
-  ROOT,
+  screenshot,
   serve,
 } from "./_browser.ts";
 
@@ -142,7 +142,7 @@ browserTest("signed in, the detail page corrects the words by keyboard", true, a
   await page.locator(".caption-box", { hasText: "written by hand" }).waitFor();
   const saved = await (await svc.app.request(`/api/v1/images/${id}`)).json();
   assert.deepEqual([saved.text, saved.text_source], ["sips tea", "manual"]);
-  await page.screenshot({ path: new URL("tests/artifacts/caption_detail.png", ROOT).pathname });
+  await screenshot(page, "caption_detail.png");
 });
 
 browserTest("signed out, the words show without write controls", false, async (page) => {

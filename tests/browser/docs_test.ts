@@ -5,7 +5,15 @@
  */
 import assert from "node:assert/strict";
 import { startService } from "../_harness/app.ts";
-import { BROWSER, collectErrors, launchBrowser, serve } from "./_browser.ts";
+import {
+  BROWSER,
+  collectErrors,
+  launchBrowser,
+  MIN_STDEV,
+  screenshot,
+  serve,
+  WAIT_MS,
+} from "./_browser.ts";
 
 const svc = await startService();
 const server = serve(svc.app.fetch);
@@ -60,10 +68,24 @@ for (
           }),
       );
       try {
+        // Refused, not merely slow: the frame's load fails as blocked by the response (an
+        // unloaded frame has no such failure), Chromium says why on the console, and the frame
+        // holds its error page, not the document.
+        const failed = page.waitForEvent("requestfailed", {
+          predicate: (r) => r.url() === `${server.url}${path}`,
+          timeout: WAIT_MS,
+        });
+        const told = page.waitForEvent("console", {
+          predicate: (m) => /^Framing '.+' violates .+"frame-ancestors 'none'"/.test(m.text()),
+          timeout: WAIT_MS,
+        });
         await page.goto(`http://127.0.0.2:${framer.addr.port}/`);
-        await page.waitForTimeout(500);
-        const frame = page.frames().find((f) => f.url().startsWith(server.url));
-        const content = frame ? await frame.content().catch(() => "") : "";
+        assert.equal((await failed).failure()?.errorText, "net::ERR_BLOCKED_BY_RESPONSE");
+        await told;
+        const frame = page.frames().find((f) => f !== page.mainFrame());
+        assert.ok(frame, "the framer's iframe exists");
+        await frame.waitForURL("chrome-error://chromewebdata/", { timeout: WAIT_MS });
+        const content = await frame.content().catch(() => "");
         assert.ok(!content.includes("swagger-ui") && !content.includes("<redoc"), "not framed");
       } finally {
         await framer.shutdown();
@@ -73,3 +95,20 @@ for (
     }
   });
 }
+
+Deno.test({
+  name: "screenshot() keeps a page that shows something and refuses a blank one",
+  ignore: BROWSER.skip,
+}, async () => {
+  const page = await browser!.newPage();
+  try {
+    await page.goto(`${server.url}/docs`);
+    await page.waitForSelector(".opblock", { timeout: WAIT_MS });
+    await screenshot(page, "docs.png");
+    await page.setContent("<html><body style='background:#fff'></body></html>");
+    await assert.rejects(screenshot(page, "blank.png"), /blank \(colour spread 0\.0\)/);
+    assert.ok(MIN_STDEV > 0);
+  } finally {
+    await page.close();
+  }
+});

@@ -19,7 +19,7 @@ import {
   collectErrors,
   ensureBuiltAssets,
   hydrated,
-  ROOT,
+  screenshot,
   serve,
   WAIT_MS,
 } from "./_browser.ts";
@@ -264,7 +264,7 @@ browserTest(
 );
 
 browserTest(
-  "a screenshot of the detail page with its copy buttons",
+  "after a copy the detail page shows its copy buttons and the image (screenshot kept)",
   { clipboard: true },
   async ({ page, base }) => {
     await page.goto(`${base}/i/${png.short_id}`);
@@ -274,8 +274,7 @@ browserTest(
     );
     await page.getByRole("button", { name: "Copy link" }).click();
     await page.getByText("Copied link").waitFor();
-    await Deno.mkdir(new URL("tests/artifacts/", ROOT), { recursive: true });
     // The README's docs/screenshot-detail.png is a copy of this artifact, refreshed by hand.
-    await page.screenshot({ path: new URL("tests/artifacts/detail-share.png", ROOT).pathname });
+    await screenshot(page, "detail-share.png");
   },
 );

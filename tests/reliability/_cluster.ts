@@ -6,13 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { TEST_PASSWORD } from "../_harness/app.ts";
-import {
-  childEnv,
-  type ChildService,
-  freePort,
-  spawnService,
-  startArgs,
-} from "../_harness/child.ts";
+import { childEnv, type ChildService, spawnService, startArgs } from "../_harness/child.ts";
 import { type FreshDatabase, freshDatabase } from "../_harness/db.ts";
 import { uploadForm } from "../_harness/images.ts";
 import {
@@ -37,9 +31,12 @@ export interface Served {
   status: number;
 }
 
-/** One replica: a fixed port (nginx knows it), and its process while it runs. */
+/**
+ * One replica: its port, the kernel's choice at its first start and kept for restarts (nginx
+ * knows it), and its process while it runs.
+ */
 export class Replica {
-  readonly port = freePort();
+  port = 0;
   child: ChildService | null = null;
   /** Requests it has logged. */
   served = 0;
@@ -54,10 +51,22 @@ export class Replica {
 
   /** Starts the process and waits until its health answers 200. */
   async start() {
-    this.#lines = [];
-    this.child = await spawnService(await startArgs(), { ...this.env, PORT: String(this.port) }, {
-      onLine: (line) => this.#log(line),
-    });
+    for (let attempt = 1;; attempt++) {
+      this.#lines = [];
+      try {
+        this.child = await spawnService(await startArgs(), {
+          ...this.env,
+          PORT: String(this.port),
+        }, { onLine: (line) => this.#log(line) });
+        this.port = this.child.port;
+        return;
+      } catch (e) {
+        // A restart binds the port nginx knows; another process may hold it for a moment (a
+        // connection's local port): try again, a few times, before failing.
+        if (!this.port || attempt >= 5 || !/AddrInUse/.test(String(e))) throw e;
+        await sleep(500);
+      }
+    }
   }
 
   /** Its log line of `msg`, parsed, if it wrote one. */
@@ -115,9 +124,8 @@ export class Cluster {
     try {
       await Promise.all(replicas.map((r) => r.start()));
       const block = await readmeNginxBlock();
-      const port = freePort();
       const upstreams = replicas.map((r) => `127.0.0.1:${r.port}`);
-      nginx = await startNginx(pointBlockAt(block, upstreams, port), port, "/api/v1/health");
+      nginx = await startNginx((port) => pointBlockAt(block, upstreams, port), "/api/v1/health");
       const detail = JSON.parse(/return 503 '(.*)';/.exec(block)![1]).detail;
       return new Cluster(db, s3, replicas, nginx, detail, served);
     } catch (e) {

@@ -41,6 +41,7 @@ const auth = await cluster.signIn();
 const call = cluster.call.bind(cluster);
 
 Deno.test("the client's address passes nginx: failures split across the replicas lock after LOGIN_MAX_FAILURES", async () => {
+  await cluster.allInRotation(); // a stop test before it may have left one down
   const attempt = (password: string) =>
     call("/api/v1/auth/token", {
       method: "POST",
@@ -80,6 +81,7 @@ Deno.test("the client's address passes nginx: failures split across the replicas
 });
 
 Deno.test("a listing on one replica shows an upload through the other on the next request, page and API", async () => {
+  await cluster.allInRotation(); // a stop test before it may have left one down
   const tag = randomTag("fresh");
   const api = () => call(`/api/v1/images?tags=${tag}`);
   const page = () => call(`/?tags=${tag}`);
@@ -113,6 +115,7 @@ Deno.test("a listing on one replica shows an upload through the other on the nex
 });
 
 Deno.test("the same bytes uploaded through both replicas at once give one row", async () => {
+  await cluster.allInRotation(); // a stop test before it may have left one down
   let used = new Set<string>();
   for (let round = 0; round < 5 && used.size < replicas.length; round++) {
     const bytes = await makeImage("jpeg", 800, 600);
@@ -135,6 +138,7 @@ Deno.test("the same bytes uploaded through both replicas at once give one row", 
 });
 
 Deno.test("a delete through one replica is a 404 on the other, bytes included", async () => {
+  await cluster.allInRotation(); // a stop test before it may have left one down
   const { res: created } = await cluster.upload(auth, await makeImage("png", 120, 90));
   assert.equal(created.status, 201);
   const { short_id } = await created.json();
@@ -161,6 +165,7 @@ Deno.test("a delete through one replica is a 404 on the other, bytes included", 
 });
 
 Deno.test("an upload of MAX_UPLOAD_BYTES passes nginx and reaches a replica", async () => {
+  await cluster.allInRotation(); // a stop test before it may have left one down
   // Not an image: a replica reads it and refuses it (415), where nginx's default body limit
   // (1 MiB) would have refused it first (413, in HTML).
   const { res, id } = await cluster.upload(auth, new Uint8Array(20 * 1024 * 1024));
@@ -170,6 +175,7 @@ Deno.test("an upload of MAX_UPLOAD_BYTES passes nginx and reaches a replica", as
 });
 
 Deno.test("a storage outage answers 503 with Retry-After through nginx, never 502, until storage is back", async () => {
+  await cluster.allInRotation(); // a stop test before it may have left one down
   const ids: string[] = [];
   for (let i = 0; i < 3; i++) {
     const { res } = await cluster.upload(auth, await makeImage("png", 50 + i, 40));
