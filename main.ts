@@ -6,7 +6,7 @@
 import { createApp, ensureAssets } from "./app.ts";
 import { migrate } from "./db/migrate.ts";
 import { loadConfig } from "./lib/config.ts";
-import { orExit } from "./lib/startup.ts";
+import { listeningLine, orExit, say, startingLine } from "./lib/startup.ts";
 import { Logger } from "./lib/log.ts";
 import { openResources } from "./lib/resources.ts";
 import { ThumbnailPool } from "./lib/images/thumbnails/pool.ts";
@@ -25,6 +25,7 @@ const SHUTDOWN_GRACE_MS = 25_000;
 async function main() {
   const given = await orExit(() => loadConfig());
   const log = new Logger(given.LOG_LEVEL);
+  say(startingLine(given));
   // The embedded default fills in its database URL and generated credentials.
   const resources = await orExit(() => openResources(given, log));
   const config = resources.config;
@@ -68,6 +69,7 @@ async function main() {
     log,
     handler: app.fetch,
     graceMs: SHUTDOWN_GRACE_MS,
+    onListen: (addr) => say(listeningLine(addr, resources.signIn)),
     onStop: async () => {
       stopSweeper();
       // No job is taken from here on, then the reader stops: a reading in progress ends at once

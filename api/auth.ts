@@ -10,6 +10,7 @@ import { credentialsMatch, issueAccessToken } from "../lib/auth.ts";
 import { limiterKey, peerAddress, resolveClientIp, throttle } from "../lib/http/mod.ts";
 import type { Config } from "../lib/config.ts";
 import type { Services } from "../lib/services.ts";
+import { asAppError } from "../lib/errors.ts";
 import { HttpError } from "./errors.ts";
 import { newRouter } from "./router.ts";
 import { errorResponse } from "./schemas.ts";
@@ -48,8 +49,7 @@ async function readCredentials(c: Context): Promise<Credentials> {
       throw new HttpError(422, "Send username and password as JSON or as form fields");
     }
   } catch (e) {
-    if (e instanceof HttpError) throw e;
-    throw new HttpError(422, "The request body is not valid JSON or form data");
+    throw asAppError(e, "invalid_field", "The request body is not valid JSON or form data");
   }
   const result = Credentials.safeParse(body);
   if (result.success) return result.data;

@@ -7,18 +7,20 @@
  */
 import type { MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
+import { AppError } from "../lib/errors.ts";
 
 /** The largest JSON or form body: 64 KiB, far above any edit the API takes. */
 export const MAX_BODY_BYTES = 64 * 1024;
 
 const capped = bodyLimit({
   maxSize: MAX_BODY_BYTES,
-  onError: (c) =>
-    c.json({
-      code: "body_too_large",
-      detail: `The request body is larger than the limit of ${MAX_BODY_BYTES} bytes`,
-      max_bytes: MAX_BODY_BYTES,
-    }, 413),
+  onError: () => {
+    throw new AppError(
+      "body_too_large",
+      `The request body is larger than the limit of ${MAX_BODY_BYTES} bytes`,
+      { fields: { max_bytes: MAX_BODY_BYTES } },
+    );
+  },
 });
 
 /** Caps the body of every request except an upload; register it before the routes. */

@@ -1,12 +1,11 @@
 /** `PATCH /images/{id}`: a person corrects (or clears) the caption text, behind requireAuth. */
 import { createRoute, z } from "@hono/zod-openapi";
-import { clearImageText, setImageText } from "../db/captions.ts";
+import { forField } from "../lib/errors.ts";
 import type { Services } from "../lib/services.ts";
 import { isShortId } from "../lib/short_id.ts";
-import { CaptionTextError, MAX_TEXT_CHARS, normaliseText } from "../lib/text/caption_text.ts";
-import { queueRecognition } from "../lib/text/jobs.ts";
+import { MAX_TEXT_CHARS, normaliseText } from "../lib/text/caption_text.ts";
 import type { ReadModel } from "../lib/types.ts";
-import { HttpError } from "./errors.ts";
+import { clearCaption, writeCaption } from "../lib/use_cases/captions.ts";
 import { json, notFound } from "./images.ts";
 import { requireAuth } from "./require_auth.ts";
 import { newRouter } from "./router.ts";
@@ -48,29 +47,12 @@ export function captionRoutes(services: Services, read: ReadModel) {
       const { id } = c.req.valid("param");
       const { text } = c.req.valid("json");
       if (!isShortId(id)) throw notFound();
-      if (text === null) {
-        if (!await clearImageText(services.sql, id)) throw notFound();
-        // The answer shows the text cleared: read before the recognition job is sent, which
-        // could otherwise have written its reading already (a CI run saw it). Sent whatever the
-        // read does.
-        let image;
-        try {
-          image = await read.getImage(id);
-        } finally {
-          await queueRecognition(services, id);
-        }
-        if (!image) throw notFound();
-        return c.json(image, 200);
-      }
-      let normalised: string;
-      try {
-        normalised = normaliseText(text);
-      } catch (e) {
-        if (e instanceof CaptionTextError) throw new HttpError(422, `text: ${e.message}`);
-        throw e;
-      }
-      if (!await setImageText(services.sql, id, normalised, "manual")) throw notFound();
-      const image = await read.getImage(id);
+      const image = text === null ? await clearCaption(services, read, id) : await writeCaption(
+        services,
+        read,
+        id,
+        forField("text", "caption_text_invalid", () => normaliseText(text)),
+      );
       if (!image) throw notFound();
       return c.json(image, 200);
     },

@@ -13,10 +13,10 @@ import type { Services } from "../lib/services.ts";
 import { isShortId } from "../lib/short_id.ts";
 import { extensionOf, EXTENSIONS, parseDirectName } from "../lib/sharing/links.ts";
 import { originalKey } from "../lib/storage/keys.ts";
-import { type ByteRange, RangeNotSatisfiableError, readAll } from "../lib/storage/mod.ts";
+import { type ByteRange, readAll } from "../lib/storage/mod.ts";
 import { ByteCache } from "../lib/http/mod.ts";
 import type { AppEnv } from "./env.ts";
-import { HttpError } from "./errors.ts";
+import { AppError, errorCode } from "../lib/errors.ts";
 import { newRouter } from "./router.ts";
 import { errorResponse, ShortIdParam } from "./schemas.ts";
 
@@ -58,7 +58,7 @@ async function storedLength(services: Services, cache: ByteCache, key: string) {
   const held = cache.get(key);
   if (held) return held.length;
   const info = await services.store.head(key);
-  if (!info) throw new HttpError(404, "Image not found");
+  if (!info) throw new AppError("not_found", "Image not found");
   return info.size; // null when storage did not say
 }
 
@@ -73,7 +73,7 @@ async function serve(
 ) {
   const row = isShortId(id) ? await retryRead(() => getImageForDelivery(services.sql, id)) : null;
   if (!row || (ext !== undefined && extensionOf(row.content_type) !== ext)) {
-    throw new HttpError(404, "Image not found");
+    throw new AppError("not_found", "Image not found");
   }
   const thumb = which === "thumbnail" && row.thumbnail_key !== null;
   const key = thumb ? row.thumbnail_key! : originalKey(id);
@@ -116,12 +116,11 @@ async function serve(
   try {
     obj = await services.store.get(key, range ?? undefined);
   } catch (e) {
-    if (e instanceof RangeNotSatisfiableError) {
-      return c.body(null, 416, { ...headers, "Content-Range": `bytes */${size}` });
-    }
-    throw e;
+    // Storage found the range outside the object after all: the 416 of a range past the end.
+    if (errorCode(e) !== "range_not_satisfiable") throw e;
+    return c.body(null, 416, { ...headers, "Content-Range": `bytes */${size}` });
   }
-  if (!obj) throw new HttpError(404, "Image not found");
+  if (!obj) throw new AppError("not_found", "Image not found");
   // An answer without a length (chunked) is streamed as it comes, never read whole.
   if (obj.length !== null) headers["Content-Length"] = String(obj.length);
   if (!range && obj.length !== null && cache.accepts(obj.length)) {
@@ -151,7 +150,7 @@ export function deliveryRoutes(
     try {
       return await serve(c, services, cache, "file", shortId, ext);
     } catch (e) {
-      if (!(e instanceof HttpError) || e.status !== 404) throw e;
+      if (errorCode(e) !== "not_found") throw e;
       await next();
     }
   });

@@ -21,9 +21,11 @@ const ASSETS: Record<string, { pkg: string; file: string; type: string }> = {
   },
 };
 
-// The page boot scripts are files too, so the docs need no inline script.
+// The page boot scripts are files too, so the docs need no inline script. Swagger UI keeps no
+// copy of a pasted token (persistAuthorization off): signing out of the board must leave none in
+// localStorage (docs_test.ts "Swagger UI is not told to keep its own copy of the token").
 const SWAGGER_INIT = `window.ui = SwaggerUIBundle({
-  url: "/openapi.json", dom_id: "#swagger-ui", deepLinking: true, persistAuthorization: true,
+  url: "/openapi.json", dom_id: "#swagger-ui", deepLinking: true, persistAuthorization: false,
 });`;
 
 /**
@@ -104,7 +106,9 @@ export function docsRoutes(api: OpenAPIHono<AppEnv>, assetRoot: URL) {
     (c) => c.body(SWAGGER_INIT, 200, { "Content-Type": "text/javascript; charset=utf-8" }),
   );
   app.get("/docs/assets/:name", async (c) => {
-    const asset = ASSETS[c.req.param("name")];
+    // Own keys only: `constructor` and the like are inherited by every object, not assets.
+    const name = c.req.param("name");
+    const asset = Object.hasOwn(ASSETS, name) ? ASSETS[name] : undefined;
     if (!asset) return c.notFound();
     const file = await Deno.open(new URL(`${asset.pkg}/${asset.file}`, assetRoot));
     return c.body(file.readable, 200, {

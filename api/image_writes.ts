@@ -3,28 +3,19 @@
  * read routes so the edge reader's module graph holds no upload or thumbnail code.
  */
 import { createRoute, z } from "@hono/zod-openapi";
-import { deleteImage, updateImageTags } from "../db/images.ts";
-import { deleteObjectsNow } from "../lib/deleter.ts";
-import {
-  BusyError,
-  ingestImage,
-  ShortIdTakenError,
-  TooManyPixelsError,
-  UnsupportedImageError,
-} from "../lib/images/mod.ts";
+import { updateImageTags } from "../db/images.ts";
 import { toImageDto } from "../lib/read_model.ts";
 import type { Services } from "../lib/services.ts";
 import { isShortId } from "../lib/short_id.ts";
-import { originalKey } from "../lib/storage/keys.ts";
 import type { ReadModel } from "../lib/types.ts";
-import { HttpError } from "./errors.ts";
+import { deleteImage } from "../lib/use_cases/delete_image.ts";
+import { uploadImage } from "../lib/use_cases/upload.ts";
 import { json, notFound, tagsOrThrow } from "./images.ts";
 import { requireAuth } from "./require_auth.ts";
 import { newRouter } from "./router.ts";
 import { bearer, errorResponse, Image, ShortIdParam } from "./schemas.ts";
 import { UploadedImage } from "./similar.ts";
 import { readUploadForm } from "./upload_body.ts";
-import { queueRecognition } from "../lib/text/jobs.ts";
 import { READ_SLOT_WAIT_MS, READ_SLOTS, UploadGate } from "./upload_gate.ts";
 import { Slots } from "../lib/slots.ts";
 
@@ -104,42 +95,20 @@ export function imageWriteRoutes(services: Services, read: ReadModel) {
       using _reading = await reading.take();
       form = await readUploadForm(c.req.raw, config.MAX_UPLOAD_BYTES);
     }
-    try {
-      const { created, image, similar } = await ingestImage(
-        { ...services, log: c.get("log") },
-        form.bytes,
-        form.tags,
-        {
-          shortId: form.shortId,
-          createdAt: form.createdAt,
-          caption: form.caption,
-          sha256: form.sha256,
-        },
-      );
-      // Its caption is read in the background (lib/text), never on the upload's path.
-      if (created && !form.caption) await queueRecognition(services, image.short_id);
-      const dto = toImageDto(image, config.S3_PUBLIC_BASE_URL);
-      if (created) c.header("Location", `/api/v1/images/${dto.short_id}`);
-      return c.json({ ...dto, similar }, created ? 201 : 200);
-    } catch (e) {
-      if (e instanceof UnsupportedImageError) {
-        throw new HttpError(415, { code: "unsupported_image", detail: e.message });
-      }
-      if (e instanceof ShortIdTakenError) {
-        throw new HttpError(409, { code: "short_id_taken", detail: e.message });
-      }
-      if (e instanceof TooManyPixelsError) {
-        throw new HttpError(422, {
-          code: "too_many_pixels",
-          detail: e.message,
-          max_pixels: e.max,
-        });
-      }
-      if (e instanceof BusyError) {
-        throw new HttpError(503, e.message, { headers: { "Retry-After": "2" } });
-      }
-      throw e;
-    }
+    const { created, image, similar } = await uploadImage(
+      { ...services, log: c.get("log") },
+      form.bytes,
+      form.tags,
+      {
+        shortId: form.shortId,
+        createdAt: form.createdAt,
+        caption: form.caption,
+        sha256: form.sha256,
+      },
+    );
+    const dto = toImageDto(image, config.S3_PUBLIC_BASE_URL);
+    if (created) c.header("Location", `/api/v1/images/${dto.short_id}`);
+    return c.json({ ...dto, similar }, created ? 201 : 200);
   });
 
   app.openapi(
@@ -196,16 +165,7 @@ export function imageWriteRoutes(services: Services, read: ReadModel) {
     }),
     async (c) => {
       const { id } = c.req.valid("param");
-      const keys = isShortId(id)
-        ? await deleteImage(
-          sql,
-          id,
-          (row) => [originalKey(row.short_id), row.thumbnail_key].filter((k) => k !== null),
-        )
-        : null;
-      if (!keys) throw notFound();
-      // The row is gone and its keys recorded; remove the objects now, or the sweeper will.
-      await deleteObjectsNow(sql, store, keys, c.get("log"));
+      if (!await deleteImage({ sql, store, log: c.get("log") }, id)) throw notFound();
       return c.body(null, 204);
     },
   );

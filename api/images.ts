@@ -1,37 +1,25 @@
 /** `/images` reads: list and detail. Writes are in image_writes.ts, bytes in delivery.ts. */
 import { createRoute, z } from "@hono/zod-openapi";
-import { BadCursorError } from "../lib/read_model.ts";
-import { parseTagFilter, parseTagList, type TagFilter, TagNameError } from "../lib/tags/names.ts";
+import { AppError, forField } from "../lib/errors.ts";
+import { parseTagFilter, parseTagList, type TagFilter } from "../lib/tags/names.ts";
 import { MAX_QUERY_CHARS } from "../lib/text/caption_text.ts";
 import type { ReadModel } from "../lib/types.ts";
-import { HttpError } from "./errors.ts";
 import { newRouter } from "./router.ts";
 import { errorResponse, Image, ShortIdParam } from "./schemas.ts";
 
 /** The 404 of an unknown or malformed short ID. */
-export const notFound = () => new HttpError(404, "Image not found");
+export const notFound = () => new AppError("not_found", "Image not found");
 /** A JSON content entry of the OpenAPI document. */
 export const json = (schema: z.ZodType) => ({ "application/json": { schema } });
 
-/** Normalised tag names, or 422 naming the bad one. */
+/** Normalised tag names, or 422 `invalid_tag_name` naming the bad one. */
 export function tagsOrThrow(values: string[]): string[] {
-  return namesOrThrow(() => parseTagList(values));
+  return forField("tags", "invalid_tag_name", () => parseTagList(values));
 }
 
-/** A tag filter (`a,-b`), or 422 naming the bad name. */
+/** A tag filter (`a,-b`), or 422 `invalid_tag_name` naming the bad name. */
 export function filterOrThrow(values: string[]): TagFilter {
-  return namesOrThrow(() => parseTagFilter(values));
-}
-
-function namesOrThrow<T>(parse: () => T): T {
-  try {
-    return parse();
-  } catch (e) {
-    if (e instanceof TagNameError) {
-      throw new HttpError(422, { code: "invalid_tag_name", detail: `tags: ${e.message}` });
-    }
-    throw e;
-  }
+  return forField("tags", "invalid_tag_name", () => parseTagFilter(values));
 }
 
 const listRoute = createRoute({
@@ -89,21 +77,14 @@ export function imageRoutes(read: ReadModel) {
   app.openapi(listRoute, async (c) => {
     const q = c.req.valid("query");
     const filter = filterOrThrow(c.req.queries("tags") ?? (q.tags ? [q.tags].flat() : []));
-    try {
-      return c.json(
-        await read.listImages({
-          tags: filter.include,
-          exclude: filter.exclude,
-          q: q.q ?? null,
-          limit: q.limit,
-          cursor: q.cursor ?? null,
-        }),
-        200,
-      );
-    } catch (e) {
-      if (e instanceof BadCursorError) throw new HttpError(422, "cursor: not a valid cursor");
-      throw e;
-    }
+    const page = await read.listImages({
+      tags: filter.include,
+      exclude: filter.exclude,
+      q: q.q ?? null,
+      limit: q.limit,
+      cursor: q.cursor ?? null,
+    });
+    return c.json(page, 200);
   });
 
   app.openapi(getRoute, async (c) => {

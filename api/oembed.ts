@@ -12,7 +12,7 @@ import {
   shortIdOfUrl,
 } from "../lib/sharing/mod.ts";
 import type { ReadModel } from "../lib/types.ts";
-import { HttpError } from "./errors.ts";
+import { AppError } from "../lib/errors.ts";
 import { json } from "./images.ts";
 import { newRouter } from "./router.ts";
 import { errorResponse } from "./schemas.ts";
@@ -69,13 +69,13 @@ export function oembedRoutes(services: Pick<Services, "config">, read: ReadModel
   app.openapi(route, async (c) => {
     const q = c.req.valid("query");
     if (q.format !== undefined && q.format.toLowerCase() !== "json") {
-      throw new HttpError(501, "Only format=json is implemented");
+      throw new AppError("not_implemented", "Only format=json is implemented");
     }
     const origin = originOf(c, settings);
     const named = shortIdOfUrl(q.url, origin);
     const image = named ? await read.getImage(named.shortId) : null;
     if (!image || (named!.ext !== undefined && extensionOf(image.content_type) !== named!.ext)) {
-      throw new HttpError(404, "No image of this site has that URL");
+      throw new AppError("not_found", "No image of this site has that URL");
     }
     c.header("Cache-Control", "public, max-age=300");
     c.header("Vary", "Host, X-Forwarded-Host, X-Forwarded-Proto");

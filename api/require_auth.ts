@@ -7,9 +7,7 @@ import type { MiddlewareHandler } from "hono";
 import { verifyAccessToken } from "../lib/auth.ts";
 import type { Config } from "../lib/config.ts";
 import type { AppEnv } from "./env.ts";
-import { HttpError } from "./errors.ts";
-
-const CHALLENGE = { "WWW-Authenticate": "Bearer" };
+import { AppError } from "../lib/errors.ts";
 
 /** The bearer token of an `Authorization` header, or null when there is none. */
 export function bearerToken(header: string | undefined): string | null {
@@ -26,9 +24,10 @@ export function bearerToken(header: string | undefined): string | null {
 export function requireAuth(config: Pick<Config, "JWT_SECRET">): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const token = bearerToken(c.req.header("authorization"));
-    if (!token) throw new HttpError(401, "Not authenticated", { headers: CHALLENGE });
+    // `unauthorized` answers with the challenge `WWW-Authenticate: Bearer` (lib/errors.ts).
+    if (!token) throw new AppError("unauthorized", "Not authenticated");
     const sub = await verifyAccessToken(config, token);
-    if (!sub) throw new HttpError(401, "Invalid or expired token", { headers: CHALLENGE });
+    if (!sub) throw new AppError("unauthorized", "Invalid or expired token");
     c.set("user", sub);
     await next();
   };

@@ -7,7 +7,7 @@ export const Tag = z.object({
   image_count: z.number().int().openapi({ example: 12 }),
 }).openapi("Tag");
 
-/** An image (DESIGN.md "Image"). */
+/** An image (docs/api.md#images-and-tag-names). */
 export const Image = z.object({
   short_id: z.string().openapi({ example: "aZ3kP9qX" }),
   hash: z.string().openapi({ description: "SHA-256 of the content, hex" }),

@@ -4,20 +4,13 @@
  * db/similar.ts.
  */
 import { createRoute, z } from "@hono/zod-openapi";
-import {
-  listDuplicatePairs,
-  listSimilarImages,
-  mergeImageInto,
-  SelfMergeError,
-} from "../db/similar.ts";
-import { deleteObjectsNow } from "../lib/deleter.ts";
+import { listDuplicatePairs, listSimilarImages } from "../db/similar.ts";
 import { toImageDto } from "../lib/read_model.ts";
 import type { Services } from "../lib/services.ts";
 import { isShortId } from "../lib/short_id.ts";
 import { DEFAULT_DISTANCE, MAX_DISTANCE } from "../lib/similar/mod.ts";
-import { originalKey } from "../lib/storage/keys.ts";
 import type { ReadModel } from "../lib/types.ts";
-import { HttpError } from "./errors.ts";
+import { mergeImage } from "../lib/use_cases/merge_into.ts";
 import { json, notFound } from "./images.ts";
 import { requireAuth } from "./require_auth.ts";
 import { newRouter } from "./router.ts";
@@ -143,24 +136,7 @@ export function mergeRoutes(services: Services, read: ReadModel) {
     }),
     async (c) => {
       const { id, other } = c.req.valid("param");
-      if (!isShortId(id) || !isShortId(other)) throw notFound();
-      let keys: string[] | null;
-      try {
-        keys = await mergeImageInto(
-          sql,
-          id,
-          other,
-          (row) => [originalKey(row.short_id), row.thumbnail_key].filter((k) => k !== null),
-        );
-      } catch (e) {
-        if (e instanceof SelfMergeError) {
-          throw new HttpError(422, { code: "self_merge", detail: e.message });
-        }
-        throw e;
-      }
-      if (!keys) throw notFound();
-      // The row is gone and its keys recorded; remove the objects now, or the sweeper will.
-      await deleteObjectsNow(sql, store, keys, c.get("log"));
+      if (!await mergeImage({ sql, store, log: c.get("log") }, id, other)) throw notFound();
       const image = await read.getImage(other);
       if (!image) throw notFound();
       return c.json(image, 200);

@@ -88,7 +88,7 @@ export function tagRuleWriteRoutes(services: Services) {
     async (c) => {
       const alias = nameOrThrow("alias", c.req.valid("param").alias);
       if (!await deleteAlias(sql, alias)) {
-        throw new TagRuleError("alias_not_found", `There is no alias "${alias}"`, 404);
+        throw new TagRuleError("alias_not_found", `There is no alias "${alias}"`);
       }
       return c.body(null, 204);
     },
@@ -151,7 +151,7 @@ export function tagRuleWriteRoutes(services: Services) {
     async (c) => {
       const tag = nameOrThrow("tag", c.req.valid("param").tag);
       if (!await deleteImplications(sql, tag)) {
-        throw new TagRuleError("implication_not_found", `"${tag}" implies nothing`, 404);
+        throw new TagRuleError("implication_not_found", `"${tag}" implies nothing`);
       }
       return c.body(null, 204);
     },

@@ -1,13 +1,13 @@
 /**
  * The tag rules (issue 20), read side: the public lists of aliases (`/tag-aliases`) and
  * implications (`/tag-implications`), and what the write routes (tag_rule_writes.ts) share.
- * Refusals are 422 (404 for an unknown name) with a stable `code` (api/errors.ts maps
- * TagRuleError).
+ * Refusals are 422 (404 for an unknown name) with a stable `code` (the table of lib/errors.ts).
  */
 import { createRoute, z } from "@hono/zod-openapi";
 import { listAliases, listImplications } from "../db/tag_rules.ts";
 import type { Services } from "../lib/services.ts";
-import { normalizeTag, TagNameError, TagRuleError } from "../lib/tags/mod.ts";
+import { forField } from "../lib/errors.ts";
+import { normalizeTag } from "../lib/tags/mod.ts";
 import { json } from "./images.ts";
 import { newRouter } from "./router.ts";
 import { errorResponse } from "./schemas.ts";
@@ -38,16 +38,9 @@ export const refusals = (what: string) => ({
   422: errorResponse(what),
 });
 
-/** A normalised tag name, or TagRuleError `invalid_tag_name` naming the field. */
+/** A normalised tag name, or 422 `invalid_tag_name` naming the field. */
 export function nameOrThrow(field: string, raw: string): string {
-  try {
-    return normalizeTag(raw);
-  } catch (e) {
-    if (e instanceof TagNameError) {
-      throw new TagRuleError("invalid_tag_name", `${field}: ${e.message}`);
-    }
-    throw e;
-  }
+  return forField(field, "invalid_tag_name", () => normalizeTag(raw));
 }
 
 /** The public lists of aliases and implications (the edge reader serves them too). */

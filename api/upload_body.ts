@@ -5,14 +5,14 @@
  * The form is parsed (lib/images/multipart.ts, the file a view of the body) and the file hashed
  * read by read, so a burst of uploads never holds the event loop for a whole body.
  */
-import { HttpError } from "./errors.ts";
 import { createHash } from "node:crypto";
+import { AppError, asAppError, forField } from "../lib/errors.ts";
 import { yieldIfBusy } from "../lib/event_loop.ts";
 import { multipartBoundary, MultipartParser } from "../lib/images/mod.ts";
 import { isShortId } from "../lib/short_id.ts";
 import type { TextSource } from "../db/caption_words.ts";
-import { CaptionTextError, normaliseText } from "../lib/text/caption_text.ts";
-import { parseTagList, TagNameError } from "../lib/tags/mod.ts";
+import { normaliseText } from "../lib/text/caption_text.ts";
+import { parseTagList } from "../lib/tags/mod.ts";
 
 /** Room for multipart framing and the other fields, on top of the file's own limit. */
 export const FORM_OVERHEAD_BYTES = 64 * 1024;
@@ -39,7 +39,7 @@ const DATE_TIME_RE =
 function textField(parts: { name: string; data: Uint8Array }[], name: string): string | null {
   const found = parts.filter((p) => p.name === name);
   if (found.length === 0) return null;
-  if (found.length > 1) throw new HttpError(422, `${name}: give it at most once`);
+  if (found.length > 1) throw new AppError("invalid_field", `${name}: give it at most once`);
   return new TextDecoder().decode(found[0].data).trim();
 }
 
@@ -54,7 +54,7 @@ export function restoreFields(
 ): Pick<UploadForm, "shortId" | "createdAt" | "caption"> {
   const shortId = textField(parts, "short_id") || null;
   if (shortId !== null && !isShortId(shortId)) {
-    throw new HttpError(422, "short_id: must be 8 characters of 0-9, A-Z and a-z");
+    throw new AppError("invalid_field", "short_id: must be 8 characters of 0-9, A-Z and a-z");
   }
   const created = textField(parts, "created_at") || null;
   let createdAt: Date | null = null;
@@ -65,13 +65,13 @@ export function restoreFields(
     const valid = DATE_TIME_RE.test(created) && createdAt.getTime() >= 0 &&
       new Date(`${day}T00:00:00Z`).toISOString().slice(0, 10) === day;
     if (!valid) {
-      throw new HttpError(
-        422,
+      throw new AppError(
+        "invalid_field",
         "created_at: must be a date-time with a time zone, e.g. 2026-11-23T12:34:56.789Z",
       );
     }
     if (createdAt.getTime() > now) {
-      throw new HttpError(422, "created_at: must not be in the future");
+      throw new AppError("invalid_field", "created_at: must not be in the future");
     }
   }
   return { shortId, createdAt, caption: captionField(parts) };
@@ -84,32 +84,26 @@ export function restoreFields(
 function captionField(parts: { name: string; data: Uint8Array }[]): UploadForm["caption"] {
   const raw = parts.filter((p) => p.name === "text");
   const source = textField(parts, "text_source") || null;
-  if (raw.length > 1) throw new HttpError(422, "text: give it at most once");
+  if (raw.length > 1) throw new AppError("invalid_field", "text: give it at most once");
   if (source !== null && source !== "ocr" && source !== "manual") {
-    throw new HttpError(422, "text_source: must be ocr or manual");
+    throw new AppError("invalid_field", "text_source: must be ocr or manual");
   }
   if (raw.length === 0) {
-    if (source !== null) throw new HttpError(422, "text_source: given without text");
+    if (source !== null) throw new AppError("invalid_field", "text_source: given without text");
     return null;
   }
-  try {
-    return {
-      text: normaliseText(new TextDecoder().decode(raw[0].data)),
-      source: source ?? "manual",
-    };
-  } catch (e) {
-    if (e instanceof CaptionTextError) throw new HttpError(422, `text: ${e.message}`);
-    throw e;
-  }
+  const text = new TextDecoder().decode(raw[0].data);
+  const normalised = forField("text", "caption_text_invalid", () => normaliseText(text));
+  return { text: normalised, source: source ?? "manual" };
 }
 
-/** The 413 of DESIGN.md, with the limit at the top level of the body. */
-export function tooLarge(maxBytes: number): HttpError {
-  return new HttpError(413, {
-    code: "upload_too_large",
-    detail: `The file is larger than the limit of ${maxBytes} bytes`,
-    max_bytes: maxBytes,
-  });
+/** The 413 of docs/api.md#errors, with the limit at the top level of the body. */
+export function tooLarge(maxBytes: number): AppError {
+  return new AppError(
+    "upload_too_large",
+    `The file is larger than the limit of ${maxBytes} bytes`,
+    { fields: { max_bytes: maxBytes } },
+  );
 }
 
 /** The most one read takes in. */
@@ -227,17 +221,20 @@ function byteSource(body: ReadableStream<Uint8Array>) {
   };
 }
 
-/** Parses `req` as an upload form; every refusal is an HttpError with DESIGN.md's status. */
+/**
+ * Parses `req` as an upload form; every refusal is an AppError with its status in
+ * docs/api.md#errors.
+ */
 export async function readUploadForm(req: Request, maxBytes: number): Promise<UploadForm> {
   const boundary = multipartBoundary(req.headers.get("content-type"));
   if (!boundary) {
-    throw new HttpError(400, "Expected a multipart/form-data body with a `file` field");
+    throw new AppError("bad_request", "Expected a multipart/form-data body with a `file` field");
   }
   const limit = maxBytes + FORM_OVERHEAD_BYTES;
   const header = req.headers.get("content-length");
   const declared = header !== null && /^\d+$/.test(header) ? Number(header) : null;
   if (declared !== null && declared > limit) throw tooLarge(maxBytes);
-  if (!req.body) throw new HttpError(422, "file: a file is required");
+  if (!req.body) throw new AppError("invalid_field", "file: a file is required");
 
   // The first `file` part is hashed as it streams in; a second one is refused below anyway.
   let filePart = -1;
@@ -253,23 +250,21 @@ export async function readUploadForm(req: Request, maxBytes: number): Promise<Up
     });
     parts = parser.finish(body);
   } catch (e) {
-    if (e instanceof HttpError) throw e;
-    throw new HttpError(400, "The multipart body could not be read", { cause: e });
+    // The size limit's 413 passes; anything else that broke the reading is a 400.
+    throw asAppError(e, "bad_request", "The multipart body could not be read");
   }
   const files = parts.filter((p) => p.name === "file");
-  if (files.length === 0) throw new HttpError(422, "file: a file is required");
-  if (files.length > 1) throw new HttpError(422, "file: upload one file per request");
+  if (files.length === 0) throw new AppError("invalid_field", "file: a file is required");
+  if (files.length > 1) throw new AppError("invalid_field", "file: upload one file per request");
   const file = files[0];
-  if (file.filename === null) throw new HttpError(422, "file: must be a file, not a text field");
+  if (file.filename === null) {
+    throw new AppError("invalid_field", "file: must be a file, not a text field");
+  }
   if (file.data.length > maxBytes) throw tooLarge(maxBytes);
 
-  let tags: string[];
-  try {
-    const decoder = new TextDecoder();
-    tags = parseTagList(parts.filter((p) => p.name === "tags").map((p) => decoder.decode(p.data)));
-  } catch (e) {
-    if (e instanceof TagNameError) throw new HttpError(422, `tags: ${e.message}`);
-    throw e;
-  }
+  const decoder = new TextDecoder();
+  const raw = parts.filter((p) => p.name === "tags").map((p) => decoder.decode(p.data));
+  // `invalid_field` like the form's other fields: a plain `{"detail": "tags: ..."}`.
+  const tags = forField("tags", "invalid_tag_name", () => parseTagList(raw), "invalid_field");
   return { bytes: file.data, sha256: hash.digest("hex"), tags, ...restoreFields(parts) };
 }

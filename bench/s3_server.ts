@@ -4,7 +4,7 @@
  * `{"port": n, "bucket": "board", "dir": folder}` once listening (the parent removes the
  * folder too, in case this process is killed before it can).
  */
-import S3rver from "s3rver";
+import S3rver from "npm:s3rver@3.7.1";
 
 const bucket = "board";
 const dir = await Deno.makeTempDir({ prefix: "bench-s3-" });

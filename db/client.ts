@@ -1,5 +1,6 @@
 /** The postgres.js client, and how its failures are told apart. */
 import postgres from "postgres";
+import { isDatabaseUnavailable, isRetryableTransactionError } from "../lib/errors.ts";
 import { SIMILARITY_THRESHOLD } from "../lib/text/caption_text.ts";
 
 /** A postgres.js connection pool. */
@@ -94,34 +95,8 @@ export function createSearchSql(url: string, connections: number): Sql {
   return createSql(url, { max: connections, genericPlans: true, settings: SEARCH_SETTINGS });
 }
 
-const UNAVAILABLE_CODES = new Set([
-  "ECONNREFUSED",
-  "ECONNRESET",
-  "ETIMEDOUT",
-  "EPIPE",
-  "CONNECT_TIMEOUT",
-  "QUEUE_TIMEOUT",
-  "CONNECTION_CLOSED",
-  "CONNECTION_ENDED",
-  "CONNECTION_DESTROYED",
-]);
-
-/**
- * True when `e` says the database could not be used (the API answers 503): any error while
- * connecting, whatever its code (postgres.js patched to mark it: a database refusing connections
- * (55000), starting up or shutting down (57P03), full (53300), a failed sign-in), and a lost or
- * timed-out connection.
- */
-export function isDatabaseUnavailable(e: unknown): boolean {
-  if ((e as { connecting?: boolean })?.connecting === true) return true;
-  // From the server: connection exceptions (08), operator intervention such as
-  // pg_terminate_backend or a statement timeout (57), too many connections (53300).
-  if (e instanceof postgres.PostgresError) return /^(08|57|53300$)/.test(e.code);
-  // From the driver or the socket: its own codes, or a plain connection error.
-  const code = (e as { code?: string })?.code;
-  if (code && UNAVAILABLE_CODES.has(code)) return true;
-  return e instanceof Error && /connect|terminat|ECONN/i.test(e.message);
-}
+/** Which failures mean the database could not be used, or a write lost a race: lib/errors.ts. */
+export { isDatabaseUnavailable, isRetryableTransactionError } from "../lib/errors.ts";
 
 /**
  * The database's current snapshot as text: equal values mean that nothing was written in between
@@ -174,12 +149,6 @@ export async function retryRead<T>(fn: () => Promise<T>): Promise<T> {
 
 /** A read that failed after longer than this is not tried again (see retryRead). */
 const RETRY_WITHIN_MS = 1000;
-
-/** True when a transaction lost a race and may simply be run again. */
-export function isRetryableTransactionError(e: unknown): boolean {
-  const code = (e as { code?: string })?.code;
-  return code === "40P01" || code === "40001"; // deadlock, serialization failure
-}
 
 /** Runs `fn` in a transaction, retrying a few times when it deadlocks or fails to serialize. */
 export async function transaction<T>(sql: Sql, fn: (tx: postgres.TransactionSql) => Promise<T>) {

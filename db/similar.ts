@@ -11,6 +11,7 @@ import type { Sql } from "./client.ts";
 import { transaction } from "./client.ts";
 import { COLUMNS, type ImageRow, type ImageWithTags, TAGS } from "./images.ts";
 import { replaceWords } from "./caption_words.ts";
+import { AppError } from "../lib/errors.ts";
 
 type Tx = Sql | postgres.TransactionSql;
 
@@ -197,9 +198,12 @@ export async function listDuplicatePairs(
   }));
 }
 
-/** Merging an image into itself. */
-export class SelfMergeError extends Error {
+/** Merging an image into itself (`self_merge`). */
+export class SelfMergeError extends AppError {
   override name = "SelfMergeError";
+  constructor(message: string) {
+    super("self_merge", message);
+  }
 }
 
 /**

@@ -219,7 +219,7 @@ export function renameTag(
 ): Promise<RuleChange & { merged: boolean; image_count: number }> {
   return ruleChange(sql, async (tx) => {
     const id = await tagId(tx, from);
-    if (id === null) throw new TagRuleError("tag_not_found", `There is no tag "${from}"`, 404);
+    if (id === null) throw new TagRuleError("tag_not_found", `There is no tag "${from}"`);
     const target = await aliasTarget(tx, to);
     if (target !== null) {
       throw new TagRuleError(

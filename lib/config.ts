@@ -1,6 +1,6 @@
 /**
- * The service configuration: every environment variable of DESIGN.md, parsed once with zod
- * into a typed object that is passed into the app (`createApp(config)`).
+ * The service configuration: every environment variable of docs/configuration.md, parsed once
+ * with zod into a typed object that is passed into the app (`createApp(config)`).
  */
 import { z } from "zod";
 import { parseCidrList } from "./http/ip.ts";
@@ -150,7 +150,7 @@ const schema = z.object({
   }
 });
 
-/** The variables the service reads, in the order the README documents them. */
+/** The variables the service reads, in the order docs/configuration.md documents them. */
 export const CONFIG_KEYS = Object.keys(schema.shape) as (keyof Config)[];
 
 /**

@@ -14,6 +14,7 @@ import {
 } from "../db/pending_deletes.ts";
 import { isDatabaseUnavailable } from "../db/client.ts";
 import type { Logger } from "./log.ts";
+import { originalKey } from "./storage/keys.ts";
 import type { ObjectStore } from "./storage/mod.ts";
 
 const BATCH = 50;
@@ -88,6 +89,27 @@ export async function deleteObjectsNow(sql: Sql, store: ObjectStore, keys: strin
     // A record left behind only means one extra (harmless) delete later.
     if (!isDatabaseUnavailable(err)) log?.error("could not clear delete records", { err });
   }
+}
+
+/** The objects an image row owns: its original and, when it has one, its thumbnail. */
+export function objectKeysOf(row: { short_id: string; thumbnail_key: string | null }): string[] {
+  return [originalKey(row.short_id), row.thumbnail_key].filter((k) => k !== null);
+}
+
+/**
+ * Removes an image row and then its objects: `removeRow` deletes the row in a transaction that
+ * records the keys `keysOf` gives in pending_deletes, and returns them (null when there was no
+ * row); the objects are then deleted at once, or by the sweeper if storage fails. False when
+ * there was no row. Delete and merge-into share it (tests/images_test.ts, tests/similar_test.ts).
+ */
+export async function removeRowAndObjects(
+  services: { sql: Sql; store: ObjectStore; log?: Logger },
+  removeRow: (keysOf: typeof objectKeysOf) => Promise<string[] | null>,
+): Promise<boolean> {
+  const keys = await removeRow(objectKeysOf);
+  if (!keys) return false;
+  await deleteObjectsNow(services.sql, services.store, keys, services.log);
+  return true;
 }
 
 /**

@@ -8,6 +8,7 @@ import { splitSearch } from "./search_text.ts";
 import { isShortId } from "./short_id.ts";
 import { SnapshotCache } from "./http/snapshot_cache.ts";
 import { imageUrls } from "./storage/keys.ts";
+import { AppError } from "./errors.ts";
 import type {
   ImageDto,
   ImagePage,
@@ -17,9 +18,12 @@ import type {
   TagSuggestion,
 } from "./types.ts";
 
-/** A cursor that cannot be read (the API answers 422). */
-export class BadCursorError extends Error {
+/** A cursor that cannot be read (`bad_cursor`: the API answers 422, a page 400). */
+export class BadCursorError extends AppError {
   override name = "BadCursorError";
+  constructor() {
+    super("bad_cursor", "cursor: not a valid cursor");
+  }
 }
 
 /** The opaque keyset cursor after `seq`. */
@@ -30,7 +34,7 @@ export function encodeCursor(seq: string): string {
 /** The keyset position of a cursor, or BadCursorError. */
 export function decodeCursor(cursor: string): string {
   const m = /^v1:(\d{1,18})$/.exec(cursorText(cursor));
-  if (!m) throw new BadCursorError("cursor is not valid");
+  if (!m) throw new BadCursorError();
   return m[1];
 }
 
@@ -42,7 +46,7 @@ export function encodeTextCursor(after: TextCursor): string {
 /** The position of a caption search's cursor, or BadCursorError. */
 export function decodeTextCursor(cursor: string): TextCursor {
   const m = /^v2:([12]):(\d{1,18})$/.exec(cursorText(cursor));
-  if (!m) throw new BadCursorError("cursor is not valid");
+  if (!m) throw new BadCursorError();
   return { level: Number(m[1]) as 1 | 2, seq: m[2] };
 }
 
@@ -50,7 +54,7 @@ function cursorText(cursor: string): string {
   try {
     return atob(cursor);
   } catch {
-    throw new BadCursorError("cursor is not valid");
+    throw new BadCursorError();
   }
 }
 

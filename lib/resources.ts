@@ -11,6 +11,7 @@ import type { Logger } from "./log.ts";
 import { FsStore } from "./storage/fs.ts";
 import type { ObjectStore } from "./storage/mod.ts";
 import { s3Settings, S3Store } from "./storage/s3.ts";
+import type { SignIn } from "./startup.ts";
 
 /** The opened resources; `close` releases them in reverse order. */
 export interface Resources {
@@ -21,6 +22,8 @@ export interface Resources {
   /** Generic plans for the autocomplete and the caption search (Services.searchSql). */
   searchSql: Sql;
   store: ObjectStore;
+  /** How to sign in: the generated password only when the embedded default made it. */
+  signIn: SignIn;
   close(): Promise<void>;
 }
 
@@ -35,6 +38,7 @@ export function openStore(config: Config): ObjectStore {
 /** Opens the database and the store, starting the embedded default when nothing is configured. */
 export async function openResources(input: Config, log: Logger): Promise<Resources> {
   let config = input;
+  let signIn: SignIn = { username: input.ADMIN_USERNAME };
   const closers: (() => Promise<void>)[] = [];
   const embedded = !config.DATABASE_URL || !config.S3_BUCKET;
   if (embedded) {
@@ -49,10 +53,11 @@ export async function openResources(input: Config, log: Logger): Promise<Resourc
       JWT_SECRET: config.JWT_SECRET ?? secrets.jwtSecret,
     };
     if (!input.ADMIN_PASSWORD) {
-      log.warn(
-        `development sign-in: user "${config.ADMIN_USERNAME}", password "${secrets.adminPassword}" ` +
-          `(generated once and kept in ${join(config.DATA_DIR, "secrets.json")})`,
-      );
+      signIn = {
+        ...signIn,
+        password: secrets.adminPassword,
+        keptIn: join(config.DATA_DIR, "secrets.json"),
+      };
     }
     const started = performance.now();
     const db = await startEmbeddedDatabase(config.DATA_DIR, secrets.databasePassword);
@@ -73,6 +78,7 @@ export async function openResources(input: Config, log: Logger): Promise<Resourc
     probeSql,
     searchSql,
     store,
+    signIn,
     close: async () => {
       for (const close of closers.reverse()) await close().catch(() => {});
     },

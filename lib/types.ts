@@ -23,7 +23,10 @@ export interface TagImplicationDto {
   implies: string[];
 }
 
-/** An image as the API returns it (DESIGN.md "Image"); the internal UUID is never exposed. */
+/**
+ * An image as the API returns it (docs/api.md#images-and-tag-names); the internal UUID is never
+ * exposed.
+ */
 export interface ImageDto {
   short_id: string;
   hash: string;

@@ -1,5 +1,5 @@
-import { HTTPException } from "hono/http-exception";
 import Library from "../islands/Library.tsx";
+import { AppError } from "../lib/errors.ts";
 import { filterTerms, parseTagFilter } from "../lib/tags/names.ts";
 import { MAX_QUERY_CHARS } from "../lib/text/caption_text.ts";
 import { libraryHref } from "../lib/ui.ts";
@@ -26,7 +26,9 @@ export const handler: PageHandler = async (c, { read, render, publicBaseUrl }) =
   const tags = filterTerms(filter); // exclusions as `-name`
   const q = (c.req.query("q") ?? "").trim();
   // The API's cap (the problem page, like a bad tag or cursor).
-  if (q.length > MAX_QUERY_CHARS) throw new HTTPException(400);
+  if (q.length > MAX_QUERY_CHARS) {
+    throw new AppError("invalid_field", `q: at most ${MAX_QUERY_CHARS} characters`);
+  }
   const cursor = c.req.query("cursor") || null;
   const page = await read.listImages({
     tags: filter.include,

@@ -1,8 +1,7 @@
 /** The page routes (Fresh-style: one file per route) and static assets as one Hono app. */
 import { type Context, Hono } from "hono";
-import { isDatabaseUnavailable } from "../db/client.ts";
+import { problemOf } from "../lib/errors.ts";
 import type { Logger } from "../lib/log.ts";
-import { StorageError } from "../lib/storage/mod.ts";
 import { islands } from "../islands.gen.ts";
 import { registerIslands, serveStatic } from "../lib/islands/mod.ts";
 import { originOf, type OriginSettings } from "../lib/sharing/mod.ts";
@@ -14,9 +13,6 @@ import * as library from "./index.tsx";
 import * as login from "./login.tsx";
 import * as tags from "./tags.tsx";
 import * as upload from "./upload.tsx";
-
-/** Errors of the read side caused by the URL (matched by name: pages do not import db code). */
-const CLIENT_ERRORS = new Set(["BadCursorError", "TagNameError", "TooManyTagsError"]);
 
 /** What the pages need. */
 export interface PagesDeps {
@@ -59,23 +55,21 @@ export function createPagesApp(deps: PagesDeps): Hono {
   app.all("*", (c, next) => c.req.path.startsWith("/api/") ? next() : notFound(c));
   app.notFound(notFound);
   app.onError((err, c) => {
-    const status = (err as { status?: unknown }).status;
-    if (typeof status === "number" && status >= 400 && status < 500) {
-      return problemPage(c, ctx, status === 404 ? 404 : 400);
+    // The API's table (lib/errors.ts) decides, so a page and the API agree: a page has one page
+    // for every other refusal of the request (400), and keeps a server error's status and
+    // headers (a 503 says when to try again); tests/errors_test.ts.
+    const problem = problemOf(err);
+    if (problem.log) {
+      // The shell's logger carries the request id (app_shell.ts); a page app alone has none.
+      const log = (c.get as (key: string) => Logger | undefined)("log");
+      const message = `page failed: ${problem.log.message}`;
+      if (log) log[problem.log.level](message, { path: c.req.path, err: problem.log.err });
+      else console.error(message, c.req.path, err);
     }
-    if (CLIENT_ERRORS.has(err.name)) return problemPage(c, ctx, 400);
-    // The shell's logger carries the request id (app_shell.ts); a page app alone has none.
-    const log = (c.get as (key: string) => Logger | undefined)("log");
-    if (isDatabaseUnavailable(err) || err instanceof StorageError) {
-      // A dependency outage, as the API answers it: 503, and when to try again.
-      log?.error("page failed: a dependency is unavailable", { path: c.req.path, err });
-      const res = problemPage(c, ctx, 503);
-      res.headers.set("Retry-After", "5");
-      return res;
-    }
-    if (log) log.error("page failed", { path: c.req.path, err });
-    else console.error("page failed", c.req.path, err);
-    return problemPage(c, ctx, 500);
+    if (problem.status < 500) return problemPage(c, ctx, problem.status === 404 ? 404 : 400);
+    const res = problemPage(c, ctx, problem.status);
+    for (const [name, value] of Object.entries(problem.headers)) res.headers.set(name, value);
+    return res;
   });
   return app;
 }

@@ -1,6 +1,6 @@
-import { HTTPException } from "hono/http-exception";
 import DuplicatePairs from "../islands/DuplicatePairs.tsx";
 import TagBrowser from "../islands/TagBrowser.tsx";
+import { AppError } from "../lib/errors.ts";
 import { MAX_TAG_QUERY_LENGTH } from "../lib/tags/mod.ts";
 import type { PageHandler } from "./_app.tsx";
 
@@ -10,7 +10,9 @@ const PAGE_SIZE = 500;
 export const handler: PageHandler = async (c, { read, render }) => {
   const q = (c.req.query("q") ?? "").trim();
   // The API's cap: a long text costs the trigram search far more than it can find.
-  if (q.length > MAX_TAG_QUERY_LENGTH) throw new HTTPException(400);
+  if (q.length > MAX_TAG_QUERY_LENGTH) {
+    throw new AppError("invalid_field", `q: at most ${MAX_TAG_QUERY_LENGTH} characters`);
+  }
   const offset = Math.max(0, Math.min(1e6, Number.parseInt(c.req.query("offset") ?? "", 10) || 0));
   const tags = await read.listTags({
     q: q || undefined,

@@ -6,6 +6,7 @@ import type {
   ListTagsQuery,
   ReadModel,
 } from "../lib/types.ts";
+import { AppError } from "../lib/errors.ts";
 import { splitSearch } from "../lib/search_text.ts";
 
 const ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
@@ -52,9 +53,8 @@ export function fakeReadModel(images: ImageDto[]): ReadModel & { images: ImageDt
       );
       const start = query.cursor ? Number.parseInt(query.cursor, 36) : 0;
       if (Number.isNaN(start)) {
-        const err = new Error("cursor is not valid");
-        err.name = "BadCursorError"; // as lib/read_model.ts throws it
-        return Promise.reject(err);
+        // As lib/read_model.ts's BadCursorError: the code is what the pages answer by.
+        return Promise.reject(new AppError("bad_cursor", "cursor: not a valid cursor"));
       }
       const items = all.slice(start, start + query.limit);
       const end = start + items.length;

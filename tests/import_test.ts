@@ -202,3 +202,38 @@ Deno.test("Ctrl-C half-way prints the summary so far and exits with 130", async 
     .exec(lines[at + 1]);
   assert.ok(m && Number(m[1]) >= 5 && Number(m[1]) < 20, run.stdout);
 });
+
+Deno.test("a symbolic link out of the folder is skipped and reported; one inside still works", async () => {
+  // A pack whose links point at the importer's own files: a picture and a text file.
+  const outside = join(tmp, "private");
+  const secret = await makeImage("png", 13, 11);
+  await write(outside, "private.png", secret);
+  await write(outside, "words.txt", "secretword");
+  const root = join(tmp, "pack");
+  const inside = await makeImage("png", 14, 11);
+  const plain = await makeImage("png", 15, 11);
+  await write(root, "real/inside.png", inside);
+  await write(root, "cats/plain.png", plain);
+  await Deno.symlink(join(outside, "private.png"), join(root, "cats/funny.png"));
+  await Deno.symlink(join(outside, "words.txt"), join(root, "cats/plain.png.txt"));
+  await Deno.symlink("../real/inside.png", join(root, "cats/linked.png"));
+  await Deno.symlink(outside, join(root, "elsewhere"));
+
+  const run = await runTool("import", [root, "--url", http.base]);
+  assert.equal(run.code, 0, run.output);
+  const lines = run.stdout.split("\n");
+  for (
+    const line of [
+      "skipped cats/funny.png: symbolic link out of the folder (not followed)",
+      "skipped cats/plain.png.txt: symbolic link out of the folder (not followed)",
+      "skipped elsewhere: symbolic link out of the folder (not followed)",
+    ]
+  ) assert.ok(lines.includes(line), `${line}\n---\n${run.stdout}`);
+  assert.ok(
+    lines.some((l) => /^(created|present) cats\/linked\.png -> [0-9A-Za-z]{8} \[cats\]$/.test(l)),
+  );
+  const tags = await tagsByHash();
+  assert.equal(tags.has(sha256Hex(secret)), false, "the private picture is not uploaded");
+  assert.deepEqual(tags.get(sha256Hex(plain)), ["cats"], "the linked sidecar's words are not sent");
+  assert.deepEqual(tags.get(sha256Hex(inside)), ["cats", "real"]);
+});

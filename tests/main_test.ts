@@ -100,6 +100,23 @@ Deno.test("ADMIN_USERNAME, THUMBNAIL_WORKERS and LOG_LEVEL=info reach the servic
       assert.equal(worker.nice, 0, worker.name);
     }
     assert.ok(lines.some((l) => l.msg === "request" && l.level === "info"), "info lines written");
+    // In words: the data's place, then the address and how to sign in; a configured password is
+    // named, never printed.
+    const said = child.stderr().split("\n");
+    assert.ok(
+      said.includes(
+        "Reaction board is starting on the PostgreSQL of DATABASE_URL, images in the S3 bucket " +
+          `"${s3.settings.bucket}".`,
+      ),
+      child.stderr(),
+    );
+    assert.ok(
+      said.includes(
+        `Listening on ${child.base} — sign in as moderator with the password set in ADMIN_PASSWORD.`,
+      ),
+      child.stderr(),
+    );
+    assert.ok(!child.output().includes(TEST_PASSWORD), "the configured password is never printed");
 
     child.kill("SIGINT");
     const status = await within(child.status, 60_000, "exit after SIGINT");

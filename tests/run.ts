@@ -11,6 +11,8 @@ import { browserChoice } from "./_harness/browser.ts";
 import { dropRunDatabases, newTestRun } from "./_harness/db.ts";
 import { checkDatabaseUrl, givenDatabaseUrl, resolveTestDatabase } from "./_harness/resolve_db.ts";
 
+const TEST_LOCK = new URL("./deno.lock", import.meta.url).pathname;
+
 const refusal = checkDatabaseUrl(givenDatabaseUrl());
 if (refusal) {
   console.error(refusal);
@@ -38,7 +40,8 @@ let code = 1;
 try {
   const args = Deno.args.length ? Deno.args : [];
   const child = new Deno.Command(Deno.execPath(), {
-    args: ["test", "-A", "--parallel", ...args],
+    // The tests' lockfile: the service's (deno.lock) holds only what the service runs.
+    args: ["test", "-A", "--parallel", `--lock=${TEST_LOCK}`, ...args],
     env: { TEST_DATABASE_URL: server.url, ...run.env },
     stdin: "null",
   }).spawn();

@@ -1,11 +1,14 @@
 import assert from "node:assert/strict";
 
 const root = new URL("..", import.meta.url).pathname;
+/** `deno task test`'s arguments after `deno` (its lock flag included). */
+const { tasks } = JSON.parse(Deno.readTextFileSync(`${root}deno.json`));
+const runTests = String(tasks.test).split(" ").slice(1);
 
 Deno.test("deno task test refuses a non-PostgreSQL database URL before loading any test", async () => {
   for (const url of ["sqlite:///tmp/x.db", "mysql://root@localhost/test"]) {
     const out = await new Deno.Command(Deno.execPath(), {
-      args: ["run", "-A", "tests/run.ts", "tests/this_file_does_not_exist_test.ts"],
+      args: [...runTests, "tests/this_file_does_not_exist_test.ts"],
       cwd: root,
       env: { TEST_DATABASE_URL: url },
       stdout: "piped",
@@ -37,7 +40,7 @@ Deno.test("deno task test with no database URL runs on an embedded PostgreSQL an
       if (value) env[key] = value;
     }
     const out = await new Deno.Command(Deno.execPath(), {
-      args: ["run", "-A", "tests/run.ts", "tests/_sees_its_database.ts"],
+      args: [...runTests, "tests/_sees_its_database.ts"],
       cwd: root,
       clearEnv: true,
       env,

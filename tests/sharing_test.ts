@@ -5,8 +5,8 @@
  */
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
-import ogs from "open-graph-scraper";
-import { unfurl } from "unfurl.js";
+import ogs from "npm:open-graph-scraper@6.12.0";
+import { unfurl } from "npm:unfurl.js@6.4.0";
 import sharp from "sharp";
 import { makeThumbnail } from "../lib/images/thumbnails/make_thumbnail.ts";
 import type { ImageDto } from "../lib/types.ts";

@@ -56,17 +56,42 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
 /** The postmaster could not bind its port (taken since it was found free). */
 class PortTaken extends StartupError {}
 
+/**
+ * Makes the cluster's folder for `runAs`: a folder made here is handed to that user; one that
+ * already existed is never chowned (it may be anything a link or a person put there) and must
+ * be that user's already (embedded_test.ts "an existing folder is not handed to postgres").
+ */
+async function prepareDir(dir: string, runAs: RunAs | undefined): Promise<void> {
+  let made = true;
+  try {
+    await Deno.mkdir(dirname(dir), { recursive: true });
+    await Deno.mkdir(dir, { mode: 0o700 });
+  } catch (e) {
+    if (!(e instanceof Deno.errors.AlreadyExists)) {
+      throw new StartupError(`The embedded PostgreSQL cannot make ${dir}: ${oneLine(e)}`);
+    }
+    made = false;
+  }
+  if (!runAs) return;
+  if (made) return await Deno.chown(dir, runAs.uid, runAs.gid);
+  const info = await Deno.lstat(dir);
+  if (!info.isDirectory || info.uid !== runAs.uid) {
+    throw new StartupError(
+      `${dir} already exists and is not a folder of the user "${runAs.name}" that runs the ` +
+        `embedded PostgreSQL; it is never handed over: remove it (if it is yours and empty) or ` +
+        `set DATA_DIR to another folder.`,
+    );
+  }
+}
+
 async function initialise(bins: Binaries, opts: ClusterOptions): Promise<void> {
   const { dir, runAs } = opts;
-  await Deno.mkdir(dir, { recursive: true, mode: 0o700 });
+  await prepareDir(dir, runAs);
   // Beside the cluster: the postgres user can enter its parent, not necessarily TMPDIR.
   const pwfile = await Deno.makeTempFile({ dir: dirname(dir), prefix: ".pw-" });
   try {
     await Deno.writeTextFile(pwfile, `${opts.password}\n`, { mode: 0o600 });
-    if (runAs) {
-      await Deno.chown(dir, runAs.uid, runAs.gid);
-      await Deno.chown(pwfile, runAs.uid, runAs.gid);
-    }
+    if (runAs) await Deno.chown(pwfile, runAs.uid, runAs.gid);
     const out = await new Deno.Command(bins.initdb, {
       args: [
         `--pgdata=${dir}`,

@@ -11,13 +11,26 @@ export class DataDirLockedError extends StartupError {
   override name = "DataDirLockedError";
 }
 
-/** Takes DATA_DIR for this process, or throws DataDirLockedError. The lock lives until exit. */
+/**
+ * Takes DATA_DIR for this process, or throws DataDirLockedError. The lock lives until exit. A
+ * DATA_DIR every user can write is refused: anyone could put links in it (`postgres`, `.lock`,
+ * `secrets.json`) for this process to follow (embedded_test.ts "a DATA_DIR every user can write").
+ */
 export async function lockDataDir(dataDir: string): Promise<Deno.FsFile> {
   let file: Deno.FsFile;
   try {
-    await Deno.mkdir(dataDir, { recursive: true });
+    await Deno.mkdir(dataDir, { recursive: true, mode: 0o755 });
+    const mode = (await Deno.stat(dataDir)).mode ?? 0;
+    if (mode & 0o002) {
+      throw new StartupError(
+        `DATA_DIR ${resolve(dataDir)} can be written by every user (mode ${
+          (mode & 0o7777).toString(8)
+        }): make it yours alone (chmod o-w) or set DATA_DIR to another folder.`,
+      );
+    }
     file = await Deno.open(join(dataDir, ".lock"), { create: true, write: true });
   } catch (e) {
+    if (e instanceof StartupError) throw e;
     const why = e instanceof Error ? e.message : String(e);
     throw new StartupError(
       `DATA_DIR ${

@@ -1,10 +1,11 @@
 /**
- * Which address a request comes from, for the login limiter (DESIGN.md, "Authentication and the
- * login limiter"): the socket peer, unless the peer is a trusted proxy; then a valid `X-Real-IP`
- * wins, else `X-Forwarded-For` read from the right, skipping trusted proxies. With
- * LOGIN_CLIENT_IP_HEADER=x-forwarded-for, `X-Real-IP` is never read: cloud load balancers (AWS
- * ALB, Google's, Azure's) pass a client's own `X-Real-IP` through unchanged, so believing it let a
- * client choose the address it was counted under. Pure functions only.
+ * Which address a request comes from, for the login limiter
+ * (docs/deployment.md#behind-a-reverse-proxy-or-load-balancer): the socket peer, unless the peer is
+ * a trusted proxy; then a valid `X-Real-IP` wins, else `X-Forwarded-For` read from the right,
+ * skipping trusted proxies. With LOGIN_CLIENT_IP_HEADER=x-forwarded-for, `X-Real-IP` is never read:
+ * cloud load balancers (AWS ALB, Google's, Azure's) pass a client's own `X-Real-IP` through
+ * unchanged, so believing it let a client choose the address it was counted under. Pure functions
+ * only.
  */
 import { type Cidr, formatIp, inAnyCidr, type IpBytes, parseIp } from "./ip.ts";
 

@@ -20,6 +20,8 @@ export interface ServeOptions {
   graceMs: number;
   /** Releases what the server used (pools, connections); runs after the listener closed. */
   onStop: () => Promise<void> | void;
+  /** Runs once the listener is bound, after the "listening" log line. */
+  onListen?: (addr: { hostname: string; port: number }) => void;
 }
 
 /** Serves `handler` until a signal arrives, then stops gracefully and exits 0. */
@@ -32,7 +34,10 @@ export function serveUntilSignal(opts: ServeOptions): Deno.HttpServer {
   const server = Deno.serve({
     port: opts.port,
     hostname: opts.hostname,
-    onListen: ({ hostname, port }) => log.info("listening", { url: `http://${hostname}:${port}` }),
+    onListen: (addr) => {
+      log.info("listening", { url: `http://${addr.hostname}:${addr.port}` });
+      opts.onListen?.(addr);
+    },
   }, async (req, info) => {
     if (stopping) {
       return Response.json({ detail: "Shutting down" }, {

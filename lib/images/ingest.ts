@@ -19,6 +19,7 @@ import { originalKey, thumbnailKey } from "../storage/keys.ts";
 import { sha256Hex } from "../hash.ts";
 import { similarForUpload, type SimilarRef } from "../similar/upload.ts";
 import { Slots } from "../slots.ts";
+import { AppError } from "../errors.ts";
 
 /** Originals written to storage at once by this process (uploads, imports and restores alike). */
 export const PUT_SLOTS = 3;
@@ -33,24 +34,33 @@ export const PUT_SLOTS = 3;
 export const PUT_SLOT_WAIT_MS = 1000;
 const putting = new Slots(PUT_SLOTS, PUT_SLOT_WAIT_MS);
 
-/** The header claims more pixels than MAX_IMAGE_PIXELS. */
-export class TooManyPixelsError extends Error {
+/** The header claims more pixels than MAX_IMAGE_PIXELS (`too_many_pixels`). */
+export class TooManyPixelsError extends AppError {
   override name = "TooManyPixelsError";
   constructor(readonly width: number, readonly height: number, readonly max: number) {
-    super(`The image is ${width}x${height} pixels; at most ${max} pixels are allowed`);
+    super(
+      "too_many_pixels",
+      `The image is ${width}x${height} pixels; at most ${max} pixels are allowed`,
+      {
+        fields: { max_pixels: max },
+      },
+    );
   }
 }
 
 /** The thumbnail queue is full: the service is saturated and the client should retry. */
-export class BusyError extends Error {
+export class BusyError extends AppError {
   override name = "BusyError";
+  constructor(message: string) {
+    super("thumbnails_busy", message);
+  }
 }
 
 /** A restore asked for a short ID that another image (or an upload in flight) holds. */
-export class ShortIdTakenError extends Error {
+export class ShortIdTakenError extends AppError {
   override name = "ShortIdTakenError";
   constructor(readonly shortId: string) {
-    super(`The short ID ${shortId} belongs to an image with other content`);
+    super("short_id_taken", `The short ID ${shortId} belongs to an image with other content`);
   }
 }
 

@@ -7,6 +7,7 @@
  *
  * @module
  */
+import { AppError } from "../errors.ts";
 
 /** The image types the service accepts; anything else is refused at upload. */
 export type ImageType = "image/jpeg" | "image/png" | "image/gif" | "image/webp" | "image/avif";
@@ -19,8 +20,11 @@ export interface SniffResult {
 }
 
 /** The bytes are not a supported image, or one that must not reach a decoder; safe to show. */
-export class UnsupportedImageError extends Error {
+export class UnsupportedImageError extends AppError {
   override name = "UnsupportedImageError";
+  constructor(message: string) {
+    super("unsupported_image", message);
+  }
 }
 
 /** How many leading bytes to buffer: a JPEG's SOF can sit behind large EXIF/ICC segments. */

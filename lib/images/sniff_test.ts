@@ -1,5 +1,5 @@
 import { deepEqual, equal, ok } from "node:assert/strict";
-import fc from "fast-check";
+import fc from "npm:fast-check@4.10.2";
 import sharp, { type Sharp } from "sharp";
 import { type ImageType, SNIFF_BYTES, sniffImage } from "./sniff.ts";
 

@@ -2,6 +2,7 @@
  * The object store interface shared by the S3 and filesystem implementations. Keys come only
  * from `keys.ts`. Failures of the backend surface as StorageError (the API answers 503).
  */
+import { AppError } from "../errors.ts";
 
 /** What a HEAD returns. */
 export interface ObjectInfo {
@@ -50,16 +51,19 @@ export interface ObjectStore {
 }
 
 /** The backend failed or is unreachable; the message is for logs, never for clients. */
-export class StorageError extends Error {
+export class StorageError extends AppError {
   override name = "StorageError";
   constructor(message: string, options?: ErrorOptions) {
-    super(message, options);
+    super("storage_unavailable", message, { cause: options?.cause });
   }
 }
 
-/** Thrown by `get` when the asked range lies outside the object (HTTP 416). */
-export class RangeNotSatisfiableError extends Error {
+/** Thrown by `get` when the asked range lies outside the object (`range_not_satisfiable`). */
+export class RangeNotSatisfiableError extends AppError {
   override name = "RangeNotSatisfiableError";
+  constructor(message = "The range lies outside the object") {
+    super("range_not_satisfiable", message);
+  }
 }
 
 /** Reads a whole stream into memory (only for small objects and tests). */

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { createHash, createHmac } from "node:crypto";
-import fc from "fast-check";
-import { SignatureV4 } from "@smithy/signature-v4";
+import fc from "npm:fast-check@4.10.2";
+import { SignatureV4 } from "npm:@smithy/signature-v4@5.7.5";
 import { signRequest, uriEncode } from "./sigv4.ts";
 import { EMPTY_SHA256, sha256Hex } from "../hash.ts";
 

@@ -1,9 +1,10 @@
 /**
- * Tag names (DESIGN.md): trimmed, lower-cased, NFC-normalised, inner whitespace runs become `_`;
- * 1-64 characters; no commas, slashes or control characters, and no leading `-` (in a filter it
- * means "without"). The one normaliser of tag names: the API, the pages and the islands (no Deno
- * APIs here, so islands bundle it) all use it.
+ * Tag names (docs/api.md#images-and-tag-names): trimmed, lower-cased, NFC-normalised, inner
+ * whitespace runs become `_`; 1-64 characters; no commas, slashes or control characters, and no
+ * leading `-` (in a filter it means "without"). The one normaliser of tag names: the API, the pages
+ * and the islands (no Deno APIs here, so islands bundle it) all use it.
  */
+import { AppError } from "../errors.ts";
 
 /** Longest tag name, in characters. */
 export const MAX_TAG_LENGTH = 64;
@@ -14,15 +15,20 @@ export const MAX_TAG_QUERY_LENGTH = 64;
 /** Most tags one image may carry (a bound on every write that adds tags). */
 export const MAX_TAGS_PER_IMAGE = 50;
 
-/** More than MAX_TAGS_PER_IMAGE tags, in a request or on an image (the API answers 422). */
-export class TooManyTagsError extends Error {
+/** More than MAX_TAGS_PER_IMAGE tags, in a request or on an image (`too_many_tags`, 422). */
+export class TooManyTagsError extends AppError {
   override name = "TooManyTagsError";
-  readonly max = MAX_TAGS_PER_IMAGE;
+  constructor(message: string) {
+    super("too_many_tags", message, { fields: { max_tags: MAX_TAGS_PER_IMAGE } });
+  }
 }
 
-/** A tag name that cannot be normalised into a valid one. */
-export class TagNameError extends Error {
+/** A tag name that cannot be normalised into a valid one (`invalid_tag_name`). */
+export class TagNameError extends AppError {
   override name = "TagNameError";
+  constructor(message: string) {
+    super("invalid_tag_name", message);
+  }
 }
 
 // deno-lint-ignore no-control-regex
@@ -30,20 +36,28 @@ const FORBIDDEN = /[,/\\\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
 
 /** The normal form of `raw`, or TagNameError explaining why it is not a tag name. */
 export function normalizeTag(raw: string): string {
+  const checked = checkTag(raw);
+  if (checked.problem !== null) throw new TagNameError(checked.problem);
+  return checked.name;
+}
+
+/**
+ * The normal form of `raw`, or why it is not a tag name. It throws nothing, so a caller that only
+ * drops bad names (parseFilterText, in the islands) bundles no error class.
+ */
+function checkTag(raw: string): { name: string; problem: null } | { problem: string } {
   const name = raw.normalize("NFC").trim().toLowerCase().replace(/\s+/g, "_");
-  if (name === "") throw new TagNameError("Tag names cannot be empty");
+  if (name === "") return { problem: "Tag names cannot be empty" };
   if ([...name].length > MAX_TAG_LENGTH) {
-    throw new TagNameError(
-      `Tag "${name.slice(0, 20)}…" is longer than ${MAX_TAG_LENGTH} characters`,
-    );
+    return { problem: `Tag "${name.slice(0, 20)}…" is longer than ${MAX_TAG_LENGTH} characters` };
   }
   if (FORBIDDEN.test(name)) {
-    throw new TagNameError(`Tag "${name}" contains a comma, slash or control character`);
+    return { problem: `Tag "${name}" contains a comma, slash or control character` };
   }
   if (name.startsWith("-")) {
-    throw new TagNameError(`Tag "${name}" starts with "-", which means "without" in a filter`);
+    return { problem: `Tag "${name}" starts with "-", which means "without" in a filter` };
   }
-  return name;
+  return { name, problem: null };
 }
 
 /**
@@ -104,11 +118,9 @@ export function parseFilterText(text: string | null | undefined): string[] {
   for (const part of (text ?? "").split(",")) {
     const term = part.trim();
     const minus = term.startsWith("-") ? "-" : "";
-    try {
-      if (term) terms.add(minus + normalizeTag(term.slice(minus.length)));
-    } catch {
-      // Not a tag name: left out of the filter.
-    }
+    const checked = checkTag(term.slice(minus.length));
+    // Not a tag name: left out of the filter.
+    if (term && checked.problem === null) terms.add(minus + checked.name);
   }
   return [...terms];
 }

@@ -2,6 +2,7 @@
  * Caption text and its words: what a caption may hold, and the words a search looks up. One
  * definition for the stored words (db/captions.ts) and a query's words, so that they always agree.
  */
+import { AppError } from "../errors.ts";
 
 /** Longest caption kept, recognised or written (the longest meme caption is a few lines). */
 export const MAX_TEXT_CHARS = 2000;
@@ -22,9 +23,12 @@ export const MAX_QUERY_WORDS = 8;
  */
 export const SIMILARITY_THRESHOLD = 0.5;
 
-/** A caption that is too long or not text. */
-export class CaptionTextError extends Error {
+/** A caption that is too long or not text (`caption_text_invalid`). */
+export class CaptionTextError extends AppError {
   override name = "CaptionTextError";
+  constructor(message: string) {
+    super("caption_text_invalid", message);
+  }
 }
 
 /**

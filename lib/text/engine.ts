@@ -9,6 +9,7 @@
  * @module
  */
 import { Buffer } from "node:buffer";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import sharp from "sharp";
 import { FrameReader, readReply, requestHeader, Status } from "./frames.ts";
@@ -55,6 +56,30 @@ function warmUpPicture(): Promise<Picture> {
   return warmUp;
 }
 
+/** What deno itself needs from the environment to find its cache; no setting of the service. */
+const DENO_ENV = ["PATH", "HOME", "DENO_DIR", "XDG_CACHE_HOME"];
+
+/**
+ * The OCR process's command line and its whole environment. The process reads pictures and
+ * writes text, and holds nothing of the service: its environment is cleared to what deno needs
+ * (no JWT_SECRET, ADMIN_PASSWORD, storage or database credentials); it may read only the npm
+ * packages (code, wasm core, model) and its own modules' folder (the OCR thread loads
+ * ocr_worker.ts and what it imports from there), and set its threads' priority; no network, no
+ * writes, no environment, no subprocesses (engine_test.ts). `script` is the process's module,
+ * replaced by a probe in the tests.
+ */
+export function ocrCommand(script = PROCESS): { args: string[]; env: Record<string, string> } {
+  const readable = [join(dirname(CONFIG), "node_modules"), dirname(PROCESS)];
+  const args = ["run", "--quiet", "--no-prompt", `--config=${CONFIG}`];
+  args.push(`--allow-read=${readable.join(",")}`, "--allow-sys=setPriority", script);
+  const env: Record<string, string> = {};
+  for (const key of DENO_ENV) {
+    const value = Deno.env.get(key);
+    if (value !== undefined) env[key] = value;
+  }
+  return { args, env };
+}
+
 /**
  * Spawns the OCR process under `nice`, so that every thread of it, V8's compiler and GC helpers
  * included, runs at the lowest priority (19); without a `nice` binary the process nices its own
@@ -63,9 +88,14 @@ function warmUpPicture(): Promise<Picture> {
  * adjustment of 39 reaches 19 from any value a thread can have (-20 at the least).
  */
 function spawn(): Deno.ChildProcess {
-  const args = ["run", "--quiet", "--no-prompt", `--config=${CONFIG}`, "--allow-read"]
-    .concat(["--allow-env", "--allow-sys", PROCESS]);
-  const options = { stdin: "piped", stdout: "piped", stderr: "inherit" } as const;
+  const { args, env } = ocrCommand();
+  const options = {
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "inherit",
+    clearEnv: true,
+    env,
+  } as const;
   try {
     return new Deno.Command("nice", { args: ["-n", "39", Deno.execPath(), ...args], ...options })
       .spawn();

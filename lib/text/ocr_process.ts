@@ -2,8 +2,9 @@
  * The OCR process: CaptionReader starts one per engine (engine.ts) and kills it to stop a
  * recognition at once. It runs tesseract.js in a worker thread (engine_thread.ts, ocr_worker.ts),
  * all of it at nice 19, and answers pictures read from stdin with TSV on stdout, one at a time
- * (frames.ts). Started with read, env and sys permissions only: no network, no writes, no
- * subprocesses. The first picture it is sent warms the engine up.
+ * (frames.ts). Started with a cleared environment, reads of node_modules and this folder only,
+ * and the right to lower its threads' priority: no network, no writes, no environment, no
+ * subprocesses (engine.ts `ocrCommand`). The first picture it is sent warms the engine up.
  *
  * @module
  */

@@ -7,7 +7,7 @@ import { parseArgs } from "node:util";
 import { BoardApiError, BoardClient } from "./client.ts";
 import { runExport } from "./export.ts";
 import { importHeadings, runImport } from "./import.ts";
-import { consoleSink, type Progress, type ProgressSink } from "./progress.ts";
+import { consoleSink, printable, type Progress, type ProgressSink } from "./progress.ts";
 import { RESTORE_OUTCOMES, runRestore } from "./restore.ts";
 import { EXPORT_OUTCOMES } from "./export.ts";
 import { normaliseTags, SkipError } from "./walk.ts";
@@ -67,11 +67,11 @@ function boardUrl(value: string | undefined): string {
   return url;
 }
 
-/** Prints the summary and returns the exit code. */
+/** Prints the summary and returns the exit code: 1 when any item failed or was refused. */
 function finish(sink: ProgressSink, progress: Progress, headings: [string, string][]): number {
   progress.tick();
   for (const line of progress.summary(headings)) sink.out(line);
-  return progress.count("failed") > 0 ? 1 : 0;
+  return progress.state.failed > 0 ? 1 : 0;
 }
 
 /**
@@ -117,7 +117,7 @@ async function guarded(sink: ProgressSink, fn: () => Promise<number>): Promise<n
     return await fn();
   } catch (e) {
     if (e instanceof UsageError) {
-      console.error(`error: ${e.message}`);
+      console.error(printable(`error: ${e.message}`));
       return 2;
     }
     if (e instanceof BoardApiError) {

@@ -7,13 +7,14 @@
  * never leaves a manifest that lists a file it did not write.
  */
 import { createHash } from "node:crypto";
-import { join } from "node:path";
+import { join, resolve, sep } from "node:path";
 import type { ImageDto } from "../types.ts";
 import { BoardApiError, type BoardClient, listPages } from "./client.ts";
 import { forEachConcurrent } from "./concurrent.ts";
 import {
   exportReadme,
   IMAGES_DIR,
+  listedImageProblem,
   MANIFEST,
   type ManifestEntry,
   manifestEntry,
@@ -36,7 +37,21 @@ export const EXPORT_OUTCOMES: [string, string][] = [
   ["kept", "already present (hash checked)"],
   ["gone", "deleted during the export"],
   ["failed", "failed"],
+  ["refused", "refused (not an image of the board's form; nothing written)"],
 ];
+
+/**
+ * `rel` under `folder`, or an Error when it would resolve outside it: a second guard behind the
+ * listing's checks, so that no name a board sends can place a file elsewhere.
+ */
+export function pathInside(folder: string, rel: string): string {
+  const root = resolve(folder);
+  const path = resolve(root, rel);
+  if (!path.startsWith(root.endsWith(sep) ? root : root + sep)) {
+    throw new Error(`${rel} is not inside the export folder`);
+  }
+  return path;
+}
 
 /** SHA-256 (hex) of a file, read as a stream; null when there is no such file. */
 export async function fileSha256(path: string): Promise<string | null> {
@@ -87,7 +102,8 @@ async function countImages(client: BoardClient): Promise<{ files: number; bytes:
   let bytes = 0;
   for await (const page of listPages(client)) {
     files += page.length;
-    for (const image of page) bytes += image.size_bytes;
+    // A refused image adds no bytes: it is counted done with none when it is met.
+    for (const image of page) if (!listedImageProblem(image)) bytes += image.size_bytes;
   }
   return { files, bytes };
 }
@@ -105,17 +121,30 @@ export async function runExport(opts: ExportOptions): Promise<Progress> {
   const partial = join(folder, `${MANIFEST}.partial`);
   const manifest = await Deno.open(partial, { write: true, create: true, truncate: true });
   const encoder = new TextEncoder();
+  let listed = 0;
   try {
-    for await (const page of listPages(client)) {
+    for await (const listing of listPages(client)) {
+      // Each item is checked before anything is made of it; a bad one is reported, not written.
+      const page: ImageDto[] = [];
+      for (const item of listing) {
+        const problem = listedImageProblem(item);
+        listed++;
+        if (!problem) {
+          page.push(item);
+          continue;
+        }
+        const text = `listed image ${listed}: ${problem}`;
+        progress.record("refused", text, `refused ${text}`, 0, { loud: true, failed: true });
+      }
       const entries = page.map(manifestEntry);
       const ok = new Set<ManifestEntry>();
       await forEachConcurrent(
         entries.map((e, i) => [e, page[i]] as const),
         opts.concurrency,
         async ([entry, image]) => {
-          const path = join(folder, entry.file);
           const name = `${entry.file} (${entry.short_id})`;
           try {
+            const path = pathInside(folder, entry.file);
             const info = await Deno.stat(path).catch(() => null);
             if (info?.size === image.size_bytes && await fileSha256(path) === image.hash) {
               ok.add(entry);

@@ -3,6 +3,7 @@
  * (one image per line, newest first, as the API lists them) and `README.txt` (this description,
  * for whoever opens the folder without the board).
  */
+import { z } from "zod";
 import type { ImageDto } from "../types.ts";
 
 /** One line of manifest.jsonl: the image's API fields, minus addresses, tags as names. */
@@ -33,7 +34,58 @@ const EXTENSIONS: Record<string, string> = {
 
 /** The file name extension of a content type (`bin` for one the board does not know). */
 export function extensionOf(contentType: string): string {
-  return EXTENSIONS[contentType] ?? "bin";
+  return Object.hasOwn(EXTENSIONS, contentType) ? EXTENSIONS[contentType] : "bin";
+}
+
+/** What each checked field of a listed image must be, as a summary line says it. */
+const RULES: Record<string, string> = {
+  short_id: "8 base62 characters",
+  hash: "64 lower-case hex digits",
+  content_type: Object.keys(EXTENSIONS).join(", "),
+  size_bytes: "a whole number of bytes",
+  width: "a whole number of pixels",
+  height: "a whole number of pixels",
+  tags: "a list of named tags",
+  created_at: "a date",
+};
+
+/**
+ * An image of the board's listing as the export may use it: the fields that name a file or
+ * decide what is written are exactly of the board's forms. A board is not trusted to send them
+ * (a short ID of "../../x" would name a file outside the export folder); other fields travel
+ * into the manifest as JSON.
+ */
+const LISTED_IMAGE = z.looseObject({
+  short_id: z.string().regex(/^[0-9A-Za-z]{8}$/),
+  hash: z.string().regex(/^[0-9a-f]{64}$/),
+  content_type: z.enum(Object.keys(EXTENSIONS) as [string, ...string[]]),
+  size_bytes: z.number().int().nonnegative(),
+  width: z.number().int().nonnegative(),
+  height: z.number().int().nonnegative(),
+  tags: z.array(z.looseObject({ name: z.string() })),
+  created_at: z.string(),
+});
+
+/** A value as a summary shows it: JSON (control characters escaped), at most 80 characters. */
+function shown(value: unknown): string {
+  const text = JSON.stringify(value) ?? String(value);
+  return text.length > 80 ? `${text.slice(0, 79)}…` : text;
+}
+
+/**
+ * Why an item of the board's listing cannot be exported (the first bad field, its value and
+ * what it must be), or null when it can (transfer_test.ts "an export refuses hostile listing
+ * items").
+ */
+export function listedImageProblem(item: unknown): string | null {
+  const parsed = LISTED_IMAGE.safeParse(item);
+  if (parsed.success) return null;
+  const field = parsed.error.issues[0]?.path[0];
+  if (typeof field !== "string" || !(field in RULES)) return "not an image of the listing";
+  const value = (item as Record<string, unknown>)[field];
+  return value === undefined
+    ? `${field} is missing (${RULES[field]})`
+    : `${field} ${shown(value)} is not ${RULES[field]}`;
 }
 
 /** Fields of the API's image that belong to one deployment, not to the image. */
@@ -62,17 +114,24 @@ export function manifestEntry(image: ImageDto): ManifestEntry {
   return { ...rest, file } as ManifestEntry;
 }
 
-/** A manifest line parsed and checked, or an Error saying what is wrong with it. */
+/**
+ * A manifest line parsed and checked, or an Error saying what is wrong with it
+ * (transfer_test.ts "parseManifestLine refuses a content_type that is not one of ours").
+ */
 export function parseManifestLine(line: string): ManifestEntry {
   const entry = JSON.parse(line) as ManifestEntry;
   const ok = typeof entry === "object" && entry !== null &&
     typeof entry.short_id === "string" && /^[0-9A-Za-z]{8}$/.test(entry.short_id) &&
     typeof entry.hash === "string" && /^[0-9a-f]{64}$/.test(entry.hash) &&
+    // Sent as the upload's part header: one of ours, never a line break with more headers.
+    typeof entry.content_type === "string" && Object.hasOwn(EXTENSIONS, entry.content_type) &&
     typeof entry.created_at === "string" && Array.isArray(entry.tags) &&
     entry.tags.every((t) => typeof t === "string") &&
     typeof entry.file === "string" && !entry.file.split("/").includes("..") &&
     !entry.file.startsWith("/");
-  if (!ok) throw new Error("not a manifest line (short_id, hash, created_at, tags, file)");
+  if (!ok) {
+    throw new Error("not a manifest line (short_id, hash, content_type, created_at, tags, file)");
+  }
   return entry;
 }
 

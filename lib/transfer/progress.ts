@@ -92,6 +92,22 @@ export interface ProgressSink {
 const encoder = new TextEncoder();
 
 /**
+ * What a terminal acts on instead of showing: C0 and C1 control characters (escape sequences,
+ * bells, carriage returns, new lines) and the bidirectional overrides that reorder what is shown.
+ */
+// deno-lint-ignore no-control-regex
+const UNPRINTABLE = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+
+/**
+ * `text` with every character a terminal would act on replaced by `?`: names and messages from a
+ * board or a folder are printed, and must not move the cursor, retitle the window or fake a line
+ * (export_test.ts "a hostile board's listing ...").
+ */
+export function printable(text: string): string {
+  return text.replace(UNPRINTABLE, "?");
+}
+
+/**
  * The process's own sink: the bar (on stderr) when both outputs are a terminal; plain lines
  * when either is redirected (`deno task import x > import.log` keeps every line).
  */
@@ -110,10 +126,12 @@ export function consoleSink(): ProgressSink {
     out(line) {
       if (tty && drawn) Deno.stderr.writeSync(encoder.encode("\r\x1b[2K"));
       drawn = false;
-      console.log(line);
+      console.log(printable(line));
     },
     bar(text) {
-      Deno.stderr.writeSync(encoder.encode(`\r\x1b[2K${text.slice(0, columns() - 1)}`));
+      Deno.stderr.writeSync(
+        encoder.encode(`\r\x1b[2K${printable(text).slice(0, columns() - 1)}`),
+      );
       drawn = true;
     },
     columns,

@@ -7,11 +7,12 @@ import {
   DEFAULT_RETRY,
   retryAfterMs,
 } from "./client.ts";
-import { runExport } from "./export.ts";
+import { pathInside, runExport } from "./export.ts";
 import { runRestore } from "./restore.ts";
 import { sha256Hex } from "../hash.ts";
 import { forEachConcurrent } from "./concurrent.ts";
 import { readLines, readLinesBackward } from "./lines.ts";
+import { parseManifestLine } from "./manifest.ts";
 import { MAX_LISTED, Progress, type ProgressSink, renderBar } from "./progress.ts";
 import { readCandidate, sidecarOf, sidecarTags, walkFolder } from "./walk.ts";
 import { SNIFF_BYTES } from "../images/sniff.ts";
@@ -360,6 +361,32 @@ Deno.test("an export leaves out an image deleted after it was listed, and is not
   } finally {
     await server.shutdown();
     await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("pathInside keeps an export's files inside its folder", () => {
+  assert.equal(pathInside("/x/export", "images/AAAAAAAA.png"), "/x/export/images/AAAAAAAA.png");
+  assert.equal(pathInside("/x/export/", "images/a/../b.png"), "/x/export/images/b.png");
+  for (
+    const rel of ["images/../../evil.bin", "../export-other/a", "/etc/passwd", "images/../..", ""]
+  ) {
+    assert.throws(() => pathInside("/x/export", rel), /is not inside the export folder/, rel);
+  }
+});
+
+Deno.test("parseManifestLine refuses a content_type that is not one of ours", () => {
+  const line = (content_type: unknown) =>
+    JSON.stringify({
+      short_id: "AAAAAAAA",
+      hash: "a".repeat(64),
+      content_type,
+      created_at: "2026-01-01T00:00:00.000Z",
+      tags: [],
+      file: "images/AAAAAAAA.png",
+    });
+  assert.equal(parseManifestLine(line("image/png")).content_type, "image/png");
+  for (const bad of ["image/png\r\nX-Injected: 1", "text/html", "constructor", 7, undefined]) {
+    assert.throws(() => parseManifestLine(line(bad)), /not a manifest line/, String(bad));
   }
 });
 

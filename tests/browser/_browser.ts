@@ -1,6 +1,6 @@
 /** Browser-test helpers: Chromium through playwright-core, and a loopback server. */
 import assert from "node:assert/strict";
-import { type Browser, chromium, type Page } from "playwright-core";
+import { type Browser, chromium, type Page } from "npm:playwright-core@1.65.1";
 import { browserChoice } from "../_harness/browser.ts";
 
 /** Flags for a quiet headless chromium in a container. */

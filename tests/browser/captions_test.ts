@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import sharp from "sharp";
-import type { Page } from "playwright-core";
+import type { Page } from "npm:playwright-core@1.65.1";
 import { setImageText } from "../../db/captions.ts";
 import { startService } from "../_harness/app.ts";
 import { authHeader, randomTag, upload } from "../_harness/images.ts";

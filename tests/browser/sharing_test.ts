@@ -7,7 +7,7 @@
  */
 import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
-import { type BrowserContext, chromium, type Page } from "playwright-core";
+import { type BrowserContext, chromium, type Page } from "npm:playwright-core@1.65.1";
 import sharp from "sharp";
 import { makeThumbnail } from "../../lib/images/thumbnails/make_thumbnail.ts";
 import type { ImageDto } from "../../lib/types.ts";

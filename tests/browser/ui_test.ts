@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
-import type { BrowserContext, Page } from "playwright-core";
+import type { BrowserContext, Page } from "npm:playwright-core@1.65.1";
 import sharp from "sharp";
 import { ThumbnailPool } from "../../lib/images/thumbnails/pool.ts";
 import type { ImageDto, ImagePage, TagDto } from "../../lib/types.ts";

@@ -32,6 +32,8 @@ const SKIP = new Set([
   "bench/results",
 ]);
 const LINKED = ["node_modules", "_build"];
+/** The tests' lockfile (the service's deno.lock holds only what the service runs), if any. */
+const TEST_LOCK = "tests/deno.lock";
 /** A hang guard, not a budget: a test file of this repository runs in well under a minute. */
 const DEFAULT_TIMEOUT_S = 600;
 
@@ -160,6 +162,7 @@ Deno.addSignalListener("SIGINT", () => {
   setTimeout(() => cleanUp().finally(() => Deno.exit(130)), 6000);
 });
 await copyRepo(ROOT, copy);
+const lock = readRepo(TEST_LOCK) === null ? [] : [`--lock=${TEST_LOCK}`];
 await Deno.mkdir(LOGS, { recursive: true });
 console.log(
   `mutants: ${chosen.length} mutations, PostgreSQL from ${server.source}, copy in ${copy}`,
@@ -182,13 +185,19 @@ try {
       // SQL and other data files have no types to check.
       const checked = flags.has("--no-check") || !/\.tsx?$/.test(m.file)
         ? null
-        : await run(copy, ["check", "--quiet", m.file], {}, limit);
+        : await run(copy, ["check", "--quiet", ...lock, m.file], {}, limit);
       log += checked ? `$ deno check ${m.file}\n${checked.output}\n` : "";
       if (checked && checked.code !== 0 && /TS\d+ \[ERROR\]/.test(checked.output)) {
         verdict = "killed (type check)";
         note = /TS\d+ \[ERROR\]: .*/.exec(checked.output)?.[0] ?? "";
       } else {
-        const testArgs = ["test", "-A", "--no-check", ...(m.filter ? ["--filter", m.filter] : [])];
+        const testArgs = [
+          "test",
+          "-A",
+          "--no-check",
+          ...lock,
+          ...(m.filter ? ["--filter", m.filter] : []),
+        ];
         const tested = await run(
           copy,
           [...testArgs, ...m.tests],

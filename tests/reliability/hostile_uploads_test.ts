@@ -6,7 +6,7 @@
  * or a hang, and the bucket and the tables must agree at the end.
  */
 import assert from "node:assert/strict";
-import fc from "fast-check";
+import fc from "npm:fast-check@4.10.2";
 import { ThumbnailPool } from "../../lib/images/thumbnails/pool.ts";
 import { startService } from "../_harness/app.ts";
 import { authHeader, makeImage, upload, uploadForm } from "../_harness/images.ts";
