@@ -193,3 +193,22 @@ Deno.test("S3_PUBLIC_BASE_URL is trimmed and both URLs join it with the object k
     );
   }
 });
+
+Deno.test("GET /file: a suffix range longer than the file is the whole file; bytes=-0 is 416", async () => {
+  // RFC 9110 14.1.2: a suffix longer than the representation selects all of it; a suffix of
+  // zero bytes selects nothing, so it is unsatisfiable.
+  const n = bytes.length;
+  for (const method of ["GET", "HEAD"]) {
+    for (const range of [`bytes=-${n + 100}`, `bytes=-${n}`]) {
+      const res = await svc.app.request(img.file_url, { method, headers: { range } });
+      assert.equal(res.status, 206, `${method} ${range}`);
+      assert.equal(res.headers.get("content-range"), `bytes 0-${n - 1}/${n}`, `${method} ${range}`);
+      assert.equal(res.headers.get("content-length"), String(n), `${method} ${range}`);
+      if (method === "GET") assert.deepEqual(new Uint8Array(await res.arrayBuffer()), bytes);
+    }
+    const none = await svc.app.request(img.file_url, { method, headers: { range: "bytes=-0" } });
+    assert.equal(none.status, 416, `${method} bytes=-0`);
+    assert.equal(none.headers.get("content-range"), `bytes */${n}`);
+    assert.equal((await none.arrayBuffer()).byteLength, 0);
+  }
+});

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import postgres from "postgres";
-import { findSimilarByHash, scanSimilarByHash } from "../db/similar.ts";
+import { findSimilarByHash, recordImageHash, scanSimilarByHash } from "../db/similar.ts";
+import { newShortId } from "../lib/short_id.ts";
 import { makeThumbnail } from "../lib/images/thumbnails/make_thumbnail.ts";
 import { DEFAULT_DISTANCE } from "../lib/similar/mod.ts";
 import { originalKey } from "../lib/storage/keys.ts";
@@ -219,4 +220,71 @@ Deno.test("the indexed search returns exactly what a full scan returns, and prun
   } finally {
     await traced.end();
   }
+});
+
+/** A new image row with perceptual hash `phash` (no objects: only its listing is read). */
+async function imageWithHash(phash: bigint): Promise<string> {
+  const shortId = newShortId();
+  await svc.db.sql`
+    insert into images (short_id, hash, content_type, size_bytes, width, height, phash)
+    values (${shortId}, ${crypto.randomUUID()}, 'image/png', 1, 1, 1, ${phash.toString()}::bigint)`;
+  return shortId;
+}
+
+/** `h` with its lowest `n` bits flipped: `n` bits from `h`. */
+const flipped = (h: bigint, n: number) => BigInt.asIntN(64, h ^ ((1n << BigInt(n)) - 1n));
+
+/** A random 64-bit hash: another image's is within 8 bits of it with odds of about 3e-10. */
+function randomHash(): bigint {
+  const [hi, lo] = crypto.getRandomValues(new Uint32Array(2));
+  return BigInt.asIntN(64, (BigInt(hi) << 32n) | BigInt(lo));
+}
+
+Deno.test("GET /images/{id}/similar keeps to max_distance", async () => {
+  const q = randomHash();
+  const self = await imageWithHash(q);
+  const [one, three, six] = [
+    await imageWithHash(flipped(q, 1)),
+    await imageWithHash(flipped(q, 3)),
+    await imageWithHash(flipped(q, 6)),
+  ];
+  const found = async (query: string) => {
+    const res = await similarOf(self, query);
+    assert.equal(res.status, 200, query);
+    const { items } = await res.json();
+    return items.map((i: { image: { short_id: string }; distance: number }) =>
+      `${i.image.short_id}:${i.distance}`
+    );
+  };
+  assert.deepEqual(await found("?max_distance=0"), []);
+  assert.deepEqual(await found("?max_distance=1"), [`${one}:1`]);
+  assert.deepEqual(await found("?max_distance=5"), [`${one}:1`, `${three}:3`]);
+  assert.deepEqual(await found(""), [`${one}:1`, `${three}:3`, `${six}:6`]);
+  assert.deepEqual(await found("?max_distance=6&limit=2"), [`${one}:1`, `${three}:3`]);
+});
+
+Deno.test("GET /duplicates pages with offset: the pages join into the whole list", async () => {
+  // Four images within 3 bits of each other: six pairs of this test, besides any others'.
+  const q = randomHash();
+  for (const n of [0, 1, 2, 3]) {
+    const id = await imageWithHash(flipped(q, n));
+    await recordImageHash(svc.db.sql, id, flipped(q, n), DEFAULT_DISTANCE, 5);
+  }
+  const page = async (query: string) => {
+    const res = await svc.app.request(`/api/v1/duplicates?${query}`);
+    assert.equal(res.status, 200, query);
+    const { items } = await res.json();
+    return items.map((p: { a: { short_id: string }; b: { short_id: string } }) =>
+      `${p.a.short_id}-${p.b.short_id}`
+    );
+  };
+  const all: string[] = await page("limit=100");
+  assert.ok(all.length >= 6 && all.length < 100, String(all.length));
+  assert.equal(new Set(all).size, all.length, "each pair once");
+  const joined: string[] = [];
+  for (let offset = 0; offset < all.length; offset += 4) {
+    joined.push(...await page(`limit=4&offset=${offset}`));
+  }
+  assert.deepEqual(joined, all);
+  assert.deepEqual(await page(`limit=4&offset=${all.length}`), []);
 });

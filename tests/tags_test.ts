@@ -439,3 +439,27 @@ Deno.test("deleting an image lowers its tags' counts (the per-statement trigger 
   assert.deepEqual([await countOf(t), await countOf(u)], [1, 0]);
   await noDrift();
 });
+
+Deno.test("background implications leave off an image they would take past 50 tags, and say so", async () => {
+  const [t, ...implied] = [randomTag("cb"), randomTag("cbi"), randomTag("cbi")];
+  // 49 tags: the two implied ones would make 51. The other image has room.
+  const full = await newImage([t, ...Array.from({ length: 48 }, (_, i) => `full${i}`)]);
+  const roomy = await newImage([t]);
+  await ok(call("PUT", `/tag-implications/${t}`, { implies: implied }), 201);
+  await until("the implication reached the image with room", async () => {
+    return (await tagsOf(roomy.short_id)).length === 3;
+  });
+  assert.deepEqual(await tagsOf(roomy.short_id), [t, ...implied].sort());
+  const tags = await tagsOf(full.short_id);
+  assert.equal(tags.length, 49);
+  assert.deepEqual(tags.filter((n) => implied.includes(n)), []);
+  assert.deepEqual([await countOf(implied[0]), await countOf(implied[1])], [1, 1]);
+  const [{ id }] = await svc.db.sql`select id::text from tags where name = ${t}`;
+  await until("the job warned of the image left off", () => {
+    const warned = svc.logs.map((l) => JSON.parse(l)).find((l) =>
+      l.msg === "implied tags left off images that would pass 50 tags" && l.tag === id
+    );
+    return warned !== undefined && warned.skipped === 1 && warned.images === 2;
+  });
+  await noDrift();
+});

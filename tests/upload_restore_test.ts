@@ -113,3 +113,14 @@ Deno.test("the OpenAPI document describes short_id, created_at and the 409", asy
   assert.ok(props.short_id && props.created_at);
   assert.ok(post.responses["409"]);
 });
+
+Deno.test("a short_id longer than 8 characters answers 422 and stores nothing", async () => {
+  const bytes = await makeImage("png", 11, 11);
+  const before = await imageCount();
+  for (const short_id of ["aZ3kP9qXy", `${newShortId()}${newShortId()}`]) {
+    const res = await restore(bytes, { short_id });
+    assert.equal(res.status, 422, short_id);
+    assert.match((await res.json()).detail, /^short_id: /, short_id);
+  }
+  assert.equal(await imageCount(), before);
+});

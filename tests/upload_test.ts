@@ -427,3 +427,13 @@ Deno.test("a duplicate upload drops its queued thumbnail job: it answers while t
   assert.deepEqual(one.stats(), { workers: 1, busy: 1, queued: 0 }, "its job left the queue");
   assert.deepEqual(outcomes, ["made", "the upload no longer needs this thumbnail"]);
 });
+
+Deno.test("a file of exactly MAX_UPLOAD_BYTES is accepted", async () => {
+  // A PNG padded after its end to the limit: readers stop at IEND.
+  const png = await makeImage("png", 16, 16);
+  const bytes = new Uint8Array(MAX);
+  bytes.set(png);
+  const res = await upload(svc.app, auth, bytes, []);
+  assert.equal(res.status, 201, await res.clone().text());
+  assert.equal((await res.json()).size_bytes, MAX);
+});

@@ -8,6 +8,7 @@ import {
   retryAfterMs,
 } from "./client.ts";
 import { pathInside, runExport } from "./export.ts";
+import { runRestore } from "./restore.ts";
 import { sha256Hex } from "../hash.ts";
 import { forEachConcurrent } from "./concurrent.ts";
 import { readLines, readLinesBackward } from "./lines.ts";
@@ -386,5 +387,111 @@ Deno.test("parseManifestLine refuses a content_type that is not one of ours", ()
   assert.equal(parseManifestLine(line("image/png")).content_type, "image/png");
   for (const bad of ["image/png\r\nX-Injected: 1", "text/html", "constructor", 7, undefined]) {
     assert.throws(() => parseManifestLine(line(bad)), /not a manifest line/, String(bad));
+  }
+});
+
+/** An image of the fixture boards below: `bytes` under short ID `id`. */
+function fixtureImage(id: string, bytes: Uint8Array) {
+  return {
+    short_id: id,
+    hash: sha256Hex(bytes),
+    content_type: "image/png",
+    size_bytes: bytes.length,
+    width: 1,
+    height: 1,
+    thumbnail_key: null,
+    tags: [{ name: "t", image_count: 1 }],
+    file_url: `/api/v1/images/${id}/file`,
+    thumbnail_url: `/api/v1/images/${id}/file`,
+    created_at: "2026-01-01T00:00:00.000Z",
+  };
+}
+
+Deno.test("an export resumed over a damaged file of the right size downloads it again", async () => {
+  const good = new TextEncoder().encode("the intact original");
+  const damaged = new TextEncoder().encode("the damaged original");
+  const items = [fixtureImage("AAAAAAAA", good), fixtureImage("BBBBBBBB", damaged)];
+  const fetched: string[] = [];
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, (req) => {
+    const path = new URL(req.url).pathname;
+    if (path === "/api/v1/images") return Response.json({ items, next_cursor: null });
+    fetched.push(path);
+    if (path === "/api/v1/images/AAAAAAAA/file") return new Response(good);
+    if (path === "/api/v1/images/BBBBBBBB/file") return new Response(damaged);
+    return Response.json({ detail: "Image not found" }, { status: 404 });
+  });
+  const dir = await Deno.makeTempDir();
+  try {
+    await Deno.mkdir(join(dir, "images"));
+    await Deno.writeFile(join(dir, "images/AAAAAAAA.png"), good);
+    // One byte changed: the same size, another hash.
+    const bad = damaged.slice();
+    bad[0] ^= 0xff;
+    await Deno.writeFile(join(dir, "images/BBBBBBBB.png"), bad);
+    const { sink, lines } = recorder(false);
+    const client = new BoardClient({ url: `http://127.0.0.1:${server.addr.port}` });
+    const progress = await runExport({ folder: dir, client, concurrency: 1, sink });
+    assert.deepEqual(
+      [progress.count("kept"), progress.count("downloaded")],
+      [1, 1],
+      lines.join("\n"),
+    );
+    assert.deepEqual(fetched, ["/api/v1/images/BBBBBBBB/file"]);
+    assert.deepEqual(await Deno.readFile(join(dir, "images/BBBBBBBB.png")), damaged);
+  } finally {
+    await server.shutdown();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("a restore refuses a file that does not match the manifest's hash and sends nothing of it", async () => {
+  const kept = new TextEncoder().encode("an original as exported");
+  const tampered = new TextEncoder().encode("an original as exported, then changed");
+  const uploads: string[] = [];
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (req) => {
+    const form = await req.formData();
+    const id = String(form.get("short_id"));
+    uploads.push(id);
+    const file = form.get("file") as File;
+    return Response.json(fixtureImage(id, new Uint8Array(await file.arrayBuffer())), {
+      status: 201,
+    });
+  });
+  const dir = await Deno.makeTempDir();
+  try {
+    await Deno.mkdir(join(dir, "images"));
+    // Both lines give the kept original's hash; B's file was changed after the export.
+    const line = (id: string, bytes: Uint8Array) =>
+      JSON.stringify({
+        short_id: id,
+        hash: sha256Hex(bytes),
+        content_type: "image/png",
+        size_bytes: bytes.length,
+        width: 1,
+        height: 1,
+        tags: ["t"],
+        created_at: "2026-01-01T00:00:00.000Z",
+        file: `images/${id}.png`,
+      });
+    await Deno.writeTextFile(
+      join(dir, "manifest.jsonl"),
+      `${line("AAAAAAAA", kept)}\n${line("BBBBBBBB", kept)}\n`,
+    );
+    await Deno.writeFile(join(dir, "images/AAAAAAAA.png"), kept);
+    await Deno.writeFile(join(dir, "images/BBBBBBBB.png"), tampered);
+    const { sink, lines } = recorder(false);
+    const client = new BoardClient({ url: `http://127.0.0.1:${server.addr.port}` });
+    const progress = await runRestore({ folder: dir, client, concurrency: 1, sink });
+    assert.deepEqual([progress.count("created"), progress.count("failed")], [1, 1]);
+    assert.deepEqual(uploads, ["AAAAAAAA"]);
+    assert.ok(
+      lines.includes(
+        "failed images/BBBBBBBB.png (BBBBBBBB): the file does not match the manifest's hash",
+      ),
+      lines.join("\n"),
+    );
+  } finally {
+    await server.shutdown();
+    await Deno.remove(dir, { recursive: true });
   }
 });
