@@ -1,5 +1,6 @@
 /** `/images` reads: list and detail. Writes are in image_writes.ts, bytes in delivery.ts. */
 import { createRoute, z } from "@hono/zod-openapi";
+import { MAX_EXAMINED } from "../db/images.ts";
 import { AppError, forField } from "../lib/errors.ts";
 import { parseTagFilter, parseTagList, type TagFilter } from "../lib/tags/names.ts";
 import { MAX_QUERY_CHARS } from "../lib/text/caption_text.ts";
@@ -51,7 +52,17 @@ const listRoute = createRoute({
   responses: {
     200: {
       description: "One page",
-      content: json(z.object({ items: z.array(Image), next_cursor: z.string().nullable() })),
+      content: json(z.object({
+        items: z.array(Image),
+        next_cursor: z.string().nullable().openapi({
+          description: "Where the next page starts; null at the end. A filtered listing " +
+            `examines at most ${
+              MAX_EXAMINED.toLocaleString("en-US")
+            } candidate images a request, ` +
+            "so a filter that few of them " +
+            "pass can answer a short or empty page with a next_cursor: keep paging until it is null",
+        }),
+      })),
     },
     422: errorResponse("Invalid query"),
   },

@@ -69,8 +69,8 @@ export async function getImageByHash(sql: Sql, hash: string): Promise<ImageWithT
 /**
  * Up to this ratio between the second-rarest and the rarest tag's image counts, a page of a tag
  * intersection walks both tags in image order at once (a merge join); above it, it walks the
- * rarest tag and probes each of its images for the others. A merge reads the larger tag's entries
- * in order, up to ratio + 1 of them per candidate; a probe descends the index for each candidate.
+ * rarest tag and probes each of its images for the others. A merge reads both tags' entries in
+ * order (each at most MAX_EXAMINED a page); a probe descends the index for each candidate.
  * Measured at a million images (page times, probe against merge): ratio 1.4, 2.5-3.2 against
  * 1.6-1.8 ms; 8, 2.3-3.5 against 1.6-1.8 ms; 13, 2.4-3.3 against 2.0-2.2 ms; 19 with few
  * matches, 3.0-3.8 against 4.8-6.0 ms; 52, 1.6-1.9 against 3.3-4.5 ms.
@@ -85,6 +85,24 @@ export const MAX_PAGE_ROWS = 201;
 
 /** No keyset position: every image is before the largest bigint. */
 const NO_CURSOR = "9223372036854775807";
+
+/**
+ * The most candidates one listing statement examines: images of the newest listing, or entries of
+ * the walked tag (each merged tag's own, for two of similar size). A filter that few candidates
+ * pass (an exclusion of a tag nearly every image carries, two large tags that rarely meet) ends
+ * its page there, short or empty, with the position to resume from; without the bound a page
+ * walked the whole table (`-imported`: 0.9-2.0 s at 302,000 images). The rows read a page are
+ * thus at most this many candidates, one probe per filter tag each, and the page's own rows.
+ */
+export const MAX_EXAMINED = 10_000;
+
+/**
+ * A listing's rows, newest first, and where the next page starts when the statement stopped at
+ * its bound of candidates (MAX_EXAMINED) before it had `limit` rows: the keyset position below
+ * the last candidate examined. Null when it stopped for any other reason (enough rows, or none
+ * left to walk).
+ */
+export type ListedImages = ImageWithTags[] & { resume: string | null };
 
 /**
  * One page of images carrying all of `tags` and none of `exclude` (names or aliases, each meaning
@@ -112,9 +130,10 @@ const NO_CURSOR = "9223372036854775807";
  *
  * Each statement keeps its generic plan, so PostgreSQL does not plan every request afresh
  * (0.3-0.7 ms of its CPU per listing at a million images, bench B5; tests/db_listing_test.ts).
- * That takes a plan whose cost does not depend on the parameters: the scan is limited by a
- * constant, MAX_PAGE_ROWS, and the page size only limits the rows taken from it (a bound
- * `limit $n` alone is costed for a tenth of the table); the cursor is read through a sub-select;
+ * That takes a plan whose cost does not depend on the parameters: each walk is limited by
+ * constants (MAX_EXAMINED candidates, MAX_PAGE_ROWS matches), and the page size only limits the
+ * rows taken from them (a bound `limit $n` alone is costed for a tenth of the table); the cursor
+ * is read through a sub-select;
  * and the tags after the first two are checked through an array built once, whose length no plan
  * is costed for.
  *
@@ -130,23 +149,46 @@ const NO_CURSOR = "9223372036854775807";
  */
 export async function listImages(
   sql: Sql,
-  opts: { tags: string[]; exclude?: string[]; limit: number; beforeSeq: string | null },
-): Promise<ImageWithTags[]> {
+  opts: {
+    tags: string[];
+    exclude?: string[];
+    limit: number;
+    beforeSeq: string | null;
+    /** The bound of candidates examined (MAX_EXAMINED; smaller in tests). */
+    examine?: number;
+  },
+): Promise<ListedImages> {
   if (!Number.isInteger(opts.limit) || opts.limit < 1 || opts.limit > MAX_PAGE_ROWS) {
     throw new RangeError(`bad page size: ${opts.limit}`);
   }
+  const examine = opts.examine ?? MAX_EXAMINED;
+  if (!Number.isInteger(examine) || examine < 1) throw new RangeError(`bad bound: ${examine}`);
   const tags = [...new Set(opts.tags)];
-  const shape = Math.min(tags.length, 2) as ListingShape;
-  return await LISTING_STATEMENTS.query<ImageWithTags[]>(sql, shape, {
-    before: opts.beforeSeq ?? NO_CURSOR,
-    limit: opts.limit,
-    tags,
-    exclude: [...new Set(opts.exclude ?? [])],
-  });
+  const shape = { tags: Math.min(tags.length, 2) as 0 | 1 | 2, examine };
+  const rows = await LISTING_STATEMENTS.query<(ImageWithTags & { resume: string | null })[]>(
+    sql,
+    shape,
+    {
+      before: opts.beforeSeq ?? NO_CURSOR,
+      limit: opts.limit,
+      tags,
+      exclude: [...new Set(opts.exclude ?? [])],
+    },
+  );
+  // Every row carries the resume position; a page with no image is one row of it alone.
+  const resume = rows[0]?.resume ?? null;
+  const images = rows.filter((r) => r.id !== null).map(({ resume: _, ...image }) => image);
+  return Object.assign(images, { resume });
 }
 
-/** A listing's statement: for no tag, one tag, or several (see listImages). */
-type ListingShape = 0 | 1 | 2;
+/**
+ * A listing's statement: for no tag, one tag, or several (see listImages), and its bound of
+ * candidates (a constant of the text).
+ */
+interface ListingShape {
+  tags: 0 | 1 | 2;
+  examine: number;
+}
 
 /** The per-call values of a listing's statement. */
 const L = {
@@ -166,10 +208,22 @@ const LISTING_STATEMENTS = new StatementCache<ListingShape, (typeof L)[keyof typ
   listingStatement,
 );
 
-/** The statement of a listing of this shape, built from the shape alone. */
-function listingStatement(shape: ListingShape): Piece {
+/**
+ * The statement of a listing of this shape, built from the shape alone.
+ *
+ * Each candidate stream is a window of at most `examine` entries in image order (a constant
+ * `limit` below the filters, which cannot be pushed under it), and the page (`page`, at most
+ * MAX_PAGE_ROWS, read lazily up to the request's rows) is what passes the filters in it. When the
+ * page has fewer rows than asked, `resume` scans the windows again, index-only, and is the lowest
+ * position of the window that was cut (the highest of two merged windows' cuts): every candidate
+ * at or above it was examined, so the next page starts there and none is seen twice
+ * (tests/db_listing_test.ts 'a bounded walk').
+ */
+function listingStatement({ tags: shape, examine }: ListingShape): Piece {
   const before = (column: Piece) => q`${column} < (select ${L.before}::bigint)`;
   const scan = raw(`limit ${MAX_PAGE_ROWS}`);
+  const bound = raw(`limit ${examine}`);
+  const bounded = raw(String(examine));
   // The excluded tags' IDs (aliases resolved), looked up once per statement (a CTE: inside the
   // per-row probe the lookup would be costed once per candidate, more for a bound array than for
   // a literal one, and PostgreSQL would plan every request afresh).
@@ -184,30 +238,50 @@ function listingStatement(shape: ListingShape): Piece {
   // row is read for the page anyway, where a probe of image_tags per candidate cost a third of
   // a `t2,-t1` page's database time (pgbench at a million images: 6,300-7,000 pages a second
   // probed, 9,300-9,800 so).
-  const carriesNone = q`and not (i.tag_ids && (select ids from excluded))`;
+  const carriesNone = q`not (i.tag_ids && (select ids from excluded))`;
   const without = (column: Piece) =>
     q`and (select 1 from image_tags x
       where x.tag_id = any((select ids from excluded)::bigint[]) and x.image_seq = ${column} limit 1) is null`;
+  // A tag's window: its entries before the cursor, newest first, at most `examine`.
+  const tagWindow = (tag: Piece) =>
+    q`select d.image_seq from image_tags d
+      where d.tag_id = ${tag} and ${before(q`d.image_seq`)} order by d.image_seq desc ${bound}`;
+  // The lowest position of `window` (of `image_seq`) when it was cut at `examine` entries.
+  const cut = (window: Piece) =>
+    q`select min(image_seq) as seq from (${window}) w having count(*) = ${bounded}`;
+  // The page's rows, as many as asked, each with `resume`, or one row of `resume` alone.
+  const withResume = (runs: Piece, resume: Piece) =>
+    q`select ${viaSql(COLUMNS)}, ${viaSql(TAGS)}, r.resume::text as resume
+      from (select case when ${runs} and (select count(*) from (
+          select 1 from page limit ${L.limit}) n) < (select ${L.limit}::int)
+        then (${resume}) end as resume) r
+      left join lateral (select * from page limit ${L.limit}) i on true
+      order by i.seq desc`;
   if (shape === 0) {
     return q`
-      with ${excluded}
-      select ${viaSql(COLUMNS)}, ${viaSql(TAGS)}
-      from (select * from images i where ${before(q`i.seq`)} ${carriesNone}
-            order by i.seq desc ${scan}) i
-      order by i.seq desc limit ${L.limit}`;
+      with ${excluded},
+      page as materialized (
+        select i.* from (
+          select * from images i where ${before(q`i.seq`)} order by i.seq desc ${bound}) i
+        where ${carriesNone}
+        order by i.seq desc ${scan})
+      ${
+      withResume(
+        q`true`,
+        cut(q`select seq as image_seq from images
+               where ${before(q`seq`)} order by seq desc ${bound}`),
+      )
+    }`;
   }
   if (shape === 1) {
+    const wanted = q`(select id from wanted)`;
     return q`
-      with ${excluded}, wanted as materialized (${meantTagIdsOf(L.tags)})
-      select ${viaSql(COLUMNS)}, ${viaSql(TAGS)}
-      from (
-        select i.* from image_tags d join images i on i.seq = d.image_seq
-        where d.tag_id = (select id from wanted)
-          and ${before(q`d.image_seq`)} ${carriesNone}
-        order by d.image_seq desc ${scan}
-      ) i
-      where ${clash(q`select id from wanted`)}
-      order by i.seq desc limit ${L.limit}`;
+      with ${excluded}, wanted as materialized (${meantTagIdsOf(L.tags)}),
+      page as materialized (
+        select i.* from (${tagWindow(wanted)}) d join images i on i.seq = d.image_seq
+        where ${carriesNone} and ${clash(q`select id from wanted`)}
+        order by d.image_seq desc ${scan})
+      ${withResume(clash(q`select id from wanted`), cut(tagWindow(wanted)))}`;
   }
   const ratio = raw(String(MERGE_MAX_RATIO));
   // The candidate `d` also carries every tag ranked after `rank`. The IDs come as one array (an
@@ -223,33 +297,47 @@ function listingStatement(shape: ListingShape): Piece {
   const second = (column: "id" | "image_count") =>
     q`coalesce((select ${raw(`"${column}"`)} from ranked where k = 2),
                  (select ${raw(`"${column}"`)} from ranked where k = 1))`;
+  const rarest = q`(select id from ranked where k = 1)`;
+  const merged = q`${
+    second("image_count")
+  } <= ${ratio} * (select image_count from ranked where k = 1)`;
+  const probed = q`${
+    second("image_count")
+  } > ${ratio} * (select image_count from ranked where k = 1)`;
+  const runs = q`not exists (select 1 from wanted where id is null)
+      and ${clash(q`select id from ranked`)}`;
+  // Images carrying both of the two rarest tags: each tag's window, merged in image order. The
+  // probes of any further tags and of the exclusions run on what the merge finds.
+  const both = q`select d.image_seq from (${tagWindow(rarest)}) d
+      join (${tagWindow(second("id"))}) m on m.image_seq = d.image_seq where ${merged}`;
   return q`
     with ${excluded}, wanted as materialized (${meantTagIdsOf(L.tags)}),
     ranked as materialized (
       select id, image_count::bigint as image_count, -- bigint: the ratio times it cannot overflow
              row_number() over (order by image_count, id) as k
-      from tags where id in (select id from wanted))
-    select ${viaSql(COLUMNS)}, ${viaSql(TAGS)}
-    from (
-      (select d.image_seq from image_tags d join image_tags m on m.image_seq = d.image_seq
-       where d.tag_id = (select id from ranked where k = 1)
-         and m.tag_id = ${second("id")}
-         and ${second("image_count")} <= ${ratio} * (select image_count from ranked where k = 1)
-         and ${before(q`d.image_seq`)} and ${before(q`m.image_seq`)}
-         ${carriesRankedAfter(2, q`d.image_seq`)}
-         ${without(q`greatest(d.image_seq, m.image_seq)`)}
-       order by d.image_seq desc ${scan})
-      union all
-      (select d.image_seq from image_tags d
-       where d.tag_id = (select id from ranked where k = 1)
-         and ${second("image_count")} > ${ratio} * (select image_count from ranked where k = 1)
-         and ${before(q`d.image_seq`)} ${carriesRankedAfter(1, q`d.image_seq`)}
-         ${without(q`d.image_seq`)}
-       order by d.image_seq desc ${scan})
-    ) hit join images i on i.seq = hit.image_seq
-    where not exists (select 1 from wanted where id is null)
-      and ${clash(q`select id from ranked`)}
-    order by hit.image_seq desc limit ${L.limit}`;
+      from tags where id in (select id from wanted)),
+    page as materialized (
+      select i.* from (
+        (select d.image_seq from (${both}) d
+         where true ${carriesRankedAfter(2, q`d.image_seq`)} ${without(q`d.image_seq`)}
+         order by d.image_seq desc ${scan})
+        union all
+        (select d.image_seq from (${tagWindow(rarest)}) d
+         where ${probed} ${carriesRankedAfter(1, q`d.image_seq`)}
+           ${without(q`d.image_seq`)}
+         order by d.image_seq desc ${scan})
+      ) hit join images i on i.seq = hit.image_seq
+      where ${runs}
+      order by hit.image_seq desc ${scan})
+    ${
+    withResume(
+      runs,
+      q`select max(seq) from (
+          ${cut(tagWindow(rarest))}
+          union all
+          (${cut(tagWindow(second("id")))} and ${merged})) c`,
+    )
+  }`;
 }
 
 /** Fields of a new image. */

@@ -125,7 +125,9 @@ export async function listSimilarImages(
 
 /**
  * Stores an image's hash (unless it has one) and records its pairs within `distance` for the
- * duplicates view; returns its nearest `limit` near-duplicates. One round trip.
+ * duplicates view; returns its nearest `limit` near-duplicates. One statement, run again if it
+ * deadlocks: each pair locks its two images shared as it goes in (migration 015), so two images
+ * hashed at once may each wait for the other's row.
  */
 export async function recordImageHash(
   sql: Sql,
@@ -135,12 +137,18 @@ export async function recordImageHash(
   limit: number,
 ): Promise<SimilarHit[]> {
   const h = phash.toString();
-  const rows = await sql<SimilarHit[]>`
-    with me as (
-      update images set phash = coalesce(phash, ${h}::bigint) where short_id = ${shortId}
+  const rows = await transaction(sql, (tx) =>
+    tx<SimilarHit[]>`
+    with hashed as (
+      update images set phash = ${h}::bigint where short_id = ${shortId} and phash is null
       returning id, phash
+    ), me as (
+      -- An image that has a hash (an upload's, stored with the row) is not written, so not locked.
+      select id, phash from hashed
+      union all
+      select id, phash from images where short_id = ${shortId} and phash is not null
     ), found as (
-      select f.* from (${searchQuery(sql, phash, null, distance, MAX_PAIRS_PER_IMAGE + 1)}) f
+      select f.* from (${searchQuery(tx, phash, null, distance, MAX_PAIRS_PER_IMAGE + 1)}) f
       where f.id <> (select id from me)
     ), pairs as (
       insert into similar_pairs (a, b, distance)
@@ -148,7 +156,7 @@ export async function recordImageHash(
       where me.phash = ${h}::bigint
       on conflict (a, b) do nothing
     )
-    select id, short_id, distance from found order by distance, seq desc limit ${limit}`;
+    select id, short_id, distance from found order by distance, seq desc limit ${limit}`);
   return rows.map(({ id, short_id, distance }) => ({ id, short_id, distance }));
 }
 
@@ -172,18 +180,19 @@ export interface DuplicatePair {
   shared_tags: number;
 }
 
-/** Recorded pairs, most shared tags first, then nearest; `offset` pages through them. */
+/**
+ * Recorded pairs, most shared tags first, then nearest; `offset` pages through them. The order is
+ * an index (migration 015) that the page walks and stops: offset + limit entries, whatever the
+ * number of pairs (tests/pair_shared_tags_test.ts, bench B11).
+ */
 export async function listDuplicatePairs(
   sql: Sql,
   limit: number,
   offset: number,
 ): Promise<DuplicatePair[]> {
   const pairs = await sql<{ a: string; b: string; distance: number; shared_tags: number }[]>`
-    select p.a, p.b, p.distance, (
-      select count(*)::int from image_tags x join image_tags y on y.tag_id = x.tag_id
-      where x.image_id = p.a and y.image_id = p.b) as shared_tags
-    from similar_pairs p
-    order by shared_tags desc, p.distance, p.a, p.b
+    select p.a, p.b, p.distance, p.shared_tags from similar_pairs p
+    order by p.shared_tags desc, p.distance, p.a, p.b
     limit ${limit} offset ${offset}`;
   if (pairs.length === 0) return [];
   const ids = [...new Set(pairs.flatMap((p) => [p.a, p.b]))];

@@ -1,6 +1,11 @@
 /** The read side: database rows shaped into the API's JSON, for the API and the pages alike. */
 import { databaseSnapshot, retryRead, type Sql } from "../db/client.ts";
-import { getImageByShortId, type ImageWithTags, listImages } from "../db/images.ts";
+import {
+  getImageByShortId,
+  type ImageWithTags,
+  type ListedImages,
+  listImages,
+} from "../db/images.ts";
 import { searchImagesByText, type TextCursor, type TextHit } from "../db/captions.ts";
 import { queryWords } from "./text/caption_text.ts";
 import { knownTagNames, listTags, suggestTags } from "../db/tags.ts";
@@ -88,6 +93,8 @@ export function createReadModel(
   publicBase: string | undefined,
   listingCacheEntries = 0,
   searchSql: Sql = sql,
+  /** The bound of candidates one listing examines (db/images.ts MAX_EXAMINED; tests set less). */
+  examine?: number,
 ): ReadModel {
   const snapshot = () => retryRead(() => databaseSnapshot(sql));
   const listings = new SnapshotCache<ImagePage>(listingCacheEntries, snapshot);
@@ -101,17 +108,19 @@ export function createReadModel(
       const exclude = q.exclude ?? [];
       if (!words.length) {
         const beforeSeq = cursor ? decodeCursor(cursor) : null;
-        return await listImages(sql, { tags, exclude, limit: limit + 1, beforeSeq });
+        return await listImages(sql, { tags, exclude, limit: limit + 1, beforeSeq, examine });
       }
       const after = cursor ? decodeTextCursor(cursor) : null;
       return await searchImagesByText(searchSql, { words, tags, exclude, limit: limit + 1, after });
     });
     const items = rows.slice(0, limit);
     const last = items[items.length - 1] as (typeof items)[number] & Partial<TextHit>;
+    // A listing that stopped at its bound of candidates resumes below them, however few it found.
+    const resume = (rows as Partial<ListedImages>).resume ?? null;
     return {
       items: items.map((r) => toImageDto(r, publicBase)),
       next_cursor: rows.length <= limit
-        ? null
+        ? (resume === null ? null : encodeCursor(resume))
         : last.level
         ? encodeTextCursor({ level: last.level, seq: last.seq })
         : encodeCursor(last.seq),

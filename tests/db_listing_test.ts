@@ -8,7 +8,9 @@
  */
 import assert from "node:assert/strict";
 import { createSql } from "../db/client.ts";
-import { listImages, MERGE_MAX_RATIO } from "../db/images.ts";
+import { type ListedImages, listImages, MERGE_MAX_RATIO } from "../db/images.ts";
+import { createReadModel } from "../lib/read_model.ts";
+import type { ImagePage } from "../lib/types.ts";
 import { migratedDatabase } from "./_harness/db.ts";
 import { explainWith, sentStatement } from "./_harness/plans.ts";
 
@@ -29,6 +31,7 @@ await db.sql.unsafe(`
   update images i set tag_ids = array(
     select tag_id from image_tags where image_id = i.id order by tag_id);
   analyze`);
+await db.sql`vacuum analyze`; // as autovacuum leaves a table: index-only scans read no heap
 
 /** The page a plain, unoptimised query returns: image seqs, newest first. */
 async function expected(
@@ -218,5 +221,118 @@ Deno.test("two tags of similar size are merged in image order, exclusions or not
     );
     const plan = await explainWith(db.sql, statement, { plan_cache_mode: "force_generic_plan" });
     assert.match(plan, /Merge Join/, `exclude ${exclude}:\n${plan}`);
+  }
+});
+
+/** The most rows that one scan of images or image_tags read (one loop), in an EXPLAIN ANALYZE. */
+const mostRowsOfAScan = (plan: string) =>
+  Math.max(
+    ...[...plan.matchAll(/Scan\b.* on (?:images|image_tags)\b.*\(actual rows=(\d+)/g)]
+      .map((m) => Number(m[1])),
+  );
+
+Deno.test("a bounded walk ends its page after `examine` candidates, and paging by its resume position sees every image once", async () => {
+  // `most`: every image but one in 500, as an import's tag is (the README's import example).
+  await db.sql`insert into tags (name) values ('most')`;
+  await db.sql`insert into image_tags (image_id, tag_id, image_seq)
+    select i.id, t.id, i.seq from images i, tags t where t.name = 'most' and i.seq % 500 <> 0`;
+  await db.sql`analyze`;
+  try {
+    const examine = 100;
+    // Unbounded, the first page of `-most` reads the table back to its 52nd match (26,000 rows).
+    for (const tags of [[], ["t2"], ["t1", "t2"], ["t1", "t150"]]) {
+      const statement = await sentStatement(
+        db.url,
+        (sql) => listImages(sql, { tags, exclude: ["most"], limit: 51, beforeSeq: null, examine }),
+        /from images i|image_tags d/,
+      );
+      const plan = await explainWith(db.sql, {
+        ...statement,
+        query: `(analyze, costs off, timing off) ${statement.query}`,
+      });
+      assert.ok(mostRowsOfAScan(plan) <= examine, `${tags}:\n${plan}`);
+    }
+    // The first page of `-most`: the images in the newest 100 that lack it, and where to resume.
+    const [{ seq: hundredth }] = await db.sql`select seq::text as seq from images
+      order by images.seq desc offset ${examine - 1} limit 1`;
+    const first = await listImages(db.sql, {
+      tags: [],
+      exclude: ["most"],
+      limit: 51,
+      beforeSeq: null,
+      examine,
+    });
+    assert.deepEqual(
+      first.map((r) => r.seq),
+      (await expected([], 51, null, ["most"])).filter((s) => BigInt(s) >= BigInt(hundredth)),
+    );
+    assert.equal(first.resume, hundredth);
+    // A full page, or a page whose walk reached the end, has nothing to resume.
+    const full = await listImages(db.sql, { tags: [], limit: 51, beforeSeq: null, examine });
+    assert.deepEqual([full.length, full.resume], [51, null]);
+    const rare = await listImages(db.sql, { tags: ["t150"], limit: 51, beforeSeq: null, examine });
+    assert.equal(rare.resume, null, `t150 has fewer than ${examine} images`);
+
+    // Paged as the read model pages (limit + 1 rows; next: the extra row's, else the resume).
+    const cases: [string[], string[]][] = [
+      [[], ["most"]],
+      [["t2"], ["most"]],
+      [["t1", "t2"], ["most"]], // merged
+      [["t1", "t30"], ["most"]], // probed (t30: some 370 images)
+      [["t1", "t2", "t3"], []], // three tags that meet rarely
+    ];
+    for (const [tags, exclude] of cases) {
+      const seen: string[] = [];
+      let beforeSeq: string | null = null;
+      let pages = 0;
+      do {
+        const rows: ListedImages = await listImages(db.sql, {
+          tags,
+          exclude,
+          limit: 21,
+          beforeSeq,
+          examine,
+        });
+        seen.push(...rows.slice(0, 20).map((r) => r.seq));
+        beforeSeq = rows.length > 20 ? rows[19].seq : rows.resume;
+        assert.ok(++pages < 1000, "paging ends");
+      } while (beforeSeq !== null);
+      assert.deepEqual(seen, await expected(tags, 20000, null, exclude), `${tags} -${exclude}`);
+      assert.ok(pages > 1, `${tags} -${exclude}: resumed, ${pages} pages`);
+    }
+  } finally {
+    await db.sql`delete from image_tags where tag_id = (select id from tags where name = 'most')`;
+    await db.sql`delete from tags where name = 'most'`;
+    await db.sql`analyze`;
+  }
+});
+
+Deno.test("the read model's next_cursor resumes a page that stopped at its bound", async () => {
+  await db.sql`insert into tags (name) values ('most2')`;
+  await db.sql`insert into image_tags (image_id, tag_id, image_seq)
+    select i.id, t.id, i.seq from images i, tags t where t.name = 'most2' and i.seq % 500 <> 0`;
+  try {
+    const read = createReadModel(db.sql, undefined, 0, db.sql, 100);
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    let short = 0;
+    do {
+      const page: ImagePage = await read.listImages({
+        tags: [],
+        exclude: ["most2"],
+        limit: 50,
+        cursor,
+      });
+      seen.push(...page.items.map((i) => i.short_id));
+      if (page.items.length < 50 && page.next_cursor) short++;
+      cursor = page.next_cursor;
+    } while (cursor);
+    const all = await db.sql<{ short_id: string }[]>`
+      select short_id from images where seq % 500 = 0 order by seq desc`;
+    assert.deepEqual(seen, all.map((r) => r.short_id));
+    assert.ok(short > 100, `${short} short pages with a next_cursor`);
+  } finally {
+    await db.sql`delete from image_tags where tag_id = (select id from tags where name = 'most2')`;
+    await db.sql`delete from tags where name = 'most2'`;
   }
 });
