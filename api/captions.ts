@@ -1,11 +1,11 @@
 /** `PATCH /images/{id}`: a person corrects (or clears) the caption text, behind requireAuth. */
 import { createRoute, z } from "@hono/zod-openapi";
-import { forField } from "../lib/errors.ts";
-import type { Services } from "../lib/services.ts";
-import { isShortId } from "../lib/short_id.ts";
-import { MAX_TEXT_CHARS, normaliseText } from "../lib/text/caption_text.ts";
-import type { ReadModel } from "../lib/types.ts";
-import { clearCaption, writeCaption } from "../lib/use_cases/captions.ts";
+import { forField } from "../domain/errors.ts";
+import type { Services } from "../services/deps.ts";
+import { isShortId } from "../domain/short_id.ts";
+import { MAX_TEXT_CHARS, normaliseText } from "../domain/caption_text.ts";
+import type { ReadModel } from "../domain/types.ts";
+import { clearCaption, writeCaption } from "../services/captions/edit.ts";
 import { json, notFound } from "./images.ts";
 import { requireAuth } from "./require_auth.ts";
 import { newRouter } from "./router.ts";

@@ -9,14 +9,14 @@
 import { type Context, Hono } from "hono";
 import { retryRead } from "../db/client.ts";
 import { getImageForDelivery } from "../db/images.ts";
-import type { Services } from "../lib/services.ts";
-import { isShortId } from "../lib/short_id.ts";
-import { extensionOf, EXTENSIONS, parseDirectName } from "../lib/sharing/links.ts";
-import { originalKey } from "../lib/storage/keys.ts";
-import { type ByteRange, readAll } from "../lib/storage/mod.ts";
-import { ByteCache } from "../lib/http/mod.ts";
+import type { Services } from "../services/deps.ts";
+import { isShortId } from "../domain/short_id.ts";
+import { extensionOf, EXTENSIONS, parseDirectName } from "../domain/share_links.ts";
+import { originalKey } from "../domain/storage_keys.ts";
+import { type ByteRange, readAll } from "../adapters/storage/mod.ts";
+import { ByteCache } from "../adapters/http/mod.ts";
 import type { AppEnv } from "./env.ts";
-import { AppError, errorCode } from "../lib/errors.ts";
+import { AppError, errorCode } from "../domain/errors.ts";
 import { newRouter } from "./router.ts";
 import { errorResponse, ShortIdParam } from "./schemas.ts";
 

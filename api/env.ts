@@ -1,5 +1,5 @@
 /** The Hono environment of the service: what every handler can read from the context. */
-import type { Logger } from "../lib/log.ts";
+import type { Logger } from "../adapters/log.ts";
 
 /** Variables set by the service's middleware. */
 export interface AppEnv {

@@ -1,5 +1,5 @@
 /**
- * The one place where an error becomes an API response: the table of lib/errors.ts (`problemOf`)
+ * The one place where an error becomes an API response: the table of domain/errors.ts (`problemOf`)
  * gives its status, headers and body, and what the log gets. A plain error is
  * `{"detail": "message"}`; a structured one has its members at the top level. Clients never see a
  * stack trace, SQL or storage detail: the log gets those, with the request id.
@@ -7,7 +7,7 @@
 import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode, StatusCode } from "hono/utils/http-status";
-import { AppError, problemOf } from "../lib/errors.ts";
+import { AppError, problemOf } from "../domain/errors.ts";
 import type { AppEnv } from "./env.ts";
 
 export { AppError };

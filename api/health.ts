@@ -1,6 +1,6 @@
 /** `GET /api/v1/health`: database and storage checks with short timeouts. */
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
-import type { Services } from "../lib/services.ts";
+import type { Services } from "../services/deps.ts";
 import type { AppEnv } from "./env.ts";
 
 const CHECK_TIMEOUT_MS = 2000;

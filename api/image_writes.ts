@@ -4,12 +4,12 @@
  */
 import { createRoute, z } from "@hono/zod-openapi";
 import { updateImageTags } from "../db/images.ts";
-import { toImageDto } from "../lib/read_model.ts";
-import type { Services } from "../lib/services.ts";
-import { isShortId } from "../lib/short_id.ts";
-import type { ReadModel } from "../lib/types.ts";
-import { deleteImage } from "../lib/use_cases/delete_image.ts";
-import { uploadImage } from "../lib/use_cases/upload.ts";
+import { toImageDto } from "../services/read_model.ts";
+import type { Services } from "../services/deps.ts";
+import { isShortId } from "../domain/short_id.ts";
+import type { ReadModel } from "../domain/types.ts";
+import { deleteImage } from "../services/delete_image.ts";
+import { uploadImage } from "../services/upload/upload_image.ts";
 import { json, notFound, tagsOrThrow } from "./images.ts";
 import { requireAuth } from "./require_auth.ts";
 import { newRouter } from "./router.ts";
@@ -17,7 +17,7 @@ import { bearer, errorResponse, Image, ShortIdParam } from "./schemas.ts";
 import { UploadedImage } from "./similar.ts";
 import { readUploadForm } from "./upload_body.ts";
 import { READ_SLOT_WAIT_MS, READ_SLOTS, UploadGate } from "./upload_gate.ts";
-import { Slots } from "../lib/slots.ts";
+import { Slots } from "../domain/slots.ts";
 
 const TagChange = z.union([
   z.object({ tags: z.array(z.string()) }).strict(),

@@ -1,10 +1,10 @@
 /** `/images` reads: list and detail. Writes are in image_writes.ts, bytes in delivery.ts. */
 import { createRoute, z } from "@hono/zod-openapi";
 import { MAX_EXAMINED } from "../db/images.ts";
-import { AppError, forField } from "../lib/errors.ts";
-import { parseTagFilter, parseTagList, type TagFilter } from "../lib/tags/names.ts";
-import { MAX_QUERY_CHARS } from "../lib/text/caption_text.ts";
-import type { ReadModel } from "../lib/types.ts";
+import { AppError, forField } from "../domain/errors.ts";
+import { parseTagFilter, parseTagList, type TagFilter } from "../domain/tag_names.ts";
+import { MAX_QUERY_CHARS } from "../domain/caption_text.ts";
+import type { ReadModel } from "../domain/types.ts";
 import { newRouter } from "./router.ts";
 import { errorResponse, Image, ShortIdParam } from "./schemas.ts";
 

@@ -1,5 +1,5 @@
 /** The whole `/api/v1` app: the public read side plus sign-in and the write routes. */
-import type { Services } from "../lib/services.ts";
+import type { Services } from "../services/deps.ts";
 import { authRoutes } from "./auth.ts";
 import { captionRoutes } from "./captions.ts";
 import { capBodies } from "./body_limit.ts";

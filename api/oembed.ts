@@ -3,16 +3,12 @@
  * links of this site. JSON only; `format=xml` (or any other) is 501, as the spec asks.
  */
 import { createRoute, z } from "@hono/zod-openapi";
-import type { Services } from "../lib/services.ts";
-import {
-  extensionOf,
-  oembedPhoto,
-  originOf,
-  originSettings,
-  shortIdOfUrl,
-} from "../lib/sharing/mod.ts";
-import type { ReadModel } from "../lib/types.ts";
-import { AppError } from "../lib/errors.ts";
+import type { Services } from "../services/deps.ts";
+import { extensionOf } from "../domain/share_links.ts";
+import { oembedPhoto, shortIdOfUrl } from "../domain/oembed.ts";
+import { originOf, originSettings } from "../adapters/http/origin.ts";
+import type { ReadModel } from "../domain/types.ts";
+import { AppError } from "../domain/errors.ts";
 import { json } from "./images.ts";
 import { newRouter } from "./router.ts";
 import { errorResponse } from "./schemas.ts";

@@ -2,9 +2,9 @@
  * The public side of `/api/v1`: health, image list and detail, bytes, tags, oEmbed. The edge reader
  * serves exactly this; the full service adds sign-in and the write routes (mod.ts).
  */
-import { createReadModel } from "../lib/read_model.ts";
-import type { Services } from "../lib/services.ts";
-import type { ReadModel } from "../lib/types.ts";
+import { createReadModel } from "../services/read_model.ts";
+import type { Services } from "../services/deps.ts";
+import type { ReadModel } from "../domain/types.ts";
 import { deliveryRoutes } from "./delivery.ts";
 import { onError } from "./errors.ts";
 import { healthRoutes } from "./health.ts";

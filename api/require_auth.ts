@@ -4,10 +4,10 @@
  * available as `c.get("user")`.
  */
 import type { MiddlewareHandler } from "hono";
-import { verifyAccessToken } from "../lib/auth.ts";
-import type { Config } from "../lib/config.ts";
+import { verifyAccessToken } from "../services/auth.ts";
+import type { Config } from "../adapters/config.ts";
 import type { AppEnv } from "./env.ts";
-import { AppError } from "../lib/errors.ts";
+import { AppError } from "../domain/errors.ts";
 
 /** The bearer token of an `Authorization` header, or null when there is none. */
 export function bearerToken(header: string | undefined): string | null {
@@ -24,7 +24,7 @@ export function bearerToken(header: string | undefined): string | null {
 export function requireAuth(config: Pick<Config, "JWT_SECRET">): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const token = bearerToken(c.req.header("authorization"));
-    // `unauthorized` answers with the challenge `WWW-Authenticate: Bearer` (lib/errors.ts).
+    // `unauthorized` answers with the challenge `WWW-Authenticate: Bearer` (domain/errors.ts).
     if (!token) throw new AppError("unauthorized", "Not authenticated");
     const sub = await verifyAccessToken(config, token);
     if (!sub) throw new AppError("unauthorized", "Invalid or expired token");

@@ -1,16 +1,16 @@
 /**
  * Near-duplicates (issue 22): an image's similar images and the "possible duplicates" pairs
- * (public reads), and merging one image into another (bearer). Logic in lib/similar and
+ * (public reads), and merging one image into another (bearer). Logic in domain/similar.ts and
  * db/similar.ts.
  */
 import { createRoute, z } from "@hono/zod-openapi";
 import { listDuplicatePairs, listSimilarImages } from "../db/similar.ts";
-import { toImageDto } from "../lib/read_model.ts";
-import type { Services } from "../lib/services.ts";
-import { isShortId } from "../lib/short_id.ts";
-import { DEFAULT_DISTANCE, MAX_DISTANCE } from "../lib/similar/mod.ts";
-import type { ReadModel } from "../lib/types.ts";
-import { mergeImage } from "../lib/use_cases/merge_into.ts";
+import { toImageDto } from "../services/read_model.ts";
+import type { Services } from "../services/deps.ts";
+import { isShortId } from "../domain/short_id.ts";
+import { DEFAULT_DISTANCE, MAX_DISTANCE } from "../domain/similar.ts";
+import type { ReadModel } from "../domain/types.ts";
+import { mergeImage } from "../services/merge_into.ts";
 import { json, notFound } from "./images.ts";
 import { requireAuth } from "./require_auth.ts";
 import { newRouter } from "./router.ts";

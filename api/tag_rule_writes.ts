@@ -11,8 +11,10 @@ import {
   putImplications,
   renameTag,
 } from "../db/tag_rules.ts";
-import type { Services } from "../lib/services.ts";
-import { MAX_TAGS_PER_IMAGE, scheduleImplications, TagRuleError } from "../lib/tags/mod.ts";
+import type { Services } from "../services/deps.ts";
+import { MAX_TAGS_PER_IMAGE } from "../domain/tag_names.ts";
+import { scheduleImplications } from "../services/tags/implications.ts";
+import { TagRuleError } from "../domain/tag_rule_errors.ts";
 import { json } from "./images.ts";
 import { requireAuth } from "./require_auth.ts";
 import { newRouter } from "./router.ts";

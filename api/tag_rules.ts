@@ -1,13 +1,13 @@
 /**
  * The tag rules (issue 20), read side: the public lists of aliases (`/tag-aliases`) and
  * implications (`/tag-implications`), and what the write routes (tag_rule_writes.ts) share.
- * Refusals are 422 (404 for an unknown name) with a stable `code` (the table of lib/errors.ts).
+ * Refusals are 422 (404 for an unknown name) with a stable `code` (the table of domain/errors.ts).
  */
 import { createRoute, z } from "@hono/zod-openapi";
 import { listAliases, listImplications } from "../db/tag_rules.ts";
-import type { Services } from "../lib/services.ts";
-import { forField } from "../lib/errors.ts";
-import { normalizeTag } from "../lib/tags/mod.ts";
+import type { Services } from "../services/deps.ts";
+import { forField } from "../domain/errors.ts";
+import { normalizeTag } from "../domain/tag_names.ts";
 import { json } from "./images.ts";
 import { newRouter } from "./router.ts";
 import { errorResponse } from "./schemas.ts";

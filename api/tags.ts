@@ -3,8 +3,8 @@
  * `GET /tags/suggest`: autocomplete.
  */
 import { createRoute, z } from "@hono/zod-openapi";
-import { MAX_TAG_QUERY_LENGTH } from "../lib/tags/mod.ts";
-import type { ReadModel } from "../lib/types.ts";
+import { MAX_TAG_QUERY_LENGTH } from "../domain/tag_names.ts";
+import type { ReadModel } from "../domain/types.ts";
 import { newRouter } from "./router.ts";
 import { json } from "./images.ts";
 import { errorResponse, Tag } from "./schemas.ts";

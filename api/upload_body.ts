@@ -2,17 +2,17 @@
  * Reads an upload's multipart body with bounded memory: refused up front when Content-Length
  * is over the limit, and cut off while streaming as soon as the bytes read pass it, so no
  * client can make the service buffer more than MAX_UPLOAD_BYTES (plus the form's own framing).
- * The form is parsed (lib/images/multipart.ts, the file a view of the body) and the file hashed
+ * The form is parsed (adapters/http/multipart.ts, the file a view of the body) and the file hashed
  * read by read, so a burst of uploads never holds the event loop for a whole body.
  */
 import { createHash } from "node:crypto";
-import { AppError, asAppError, forField } from "../lib/errors.ts";
-import { yieldIfBusy } from "../lib/event_loop.ts";
-import { multipartBoundary, MultipartParser } from "../lib/images/mod.ts";
-import { isShortId } from "../lib/short_id.ts";
+import { AppError, asAppError, forField } from "../domain/errors.ts";
+import { yieldIfBusy } from "../adapters/event_loop.ts";
+import { multipartBoundary, MultipartParser } from "../adapters/http/multipart.ts";
+import { isShortId } from "../domain/short_id.ts";
 import type { TextSource } from "../db/caption_words.ts";
-import { normaliseText } from "../lib/text/caption_text.ts";
-import { parseTagList } from "../lib/tags/mod.ts";
+import { normaliseText } from "../domain/caption_text.ts";
+import { parseTagList } from "../domain/tag_names.ts";
 
 /** Room for multipart framing and the other fields, on top of the file's own limit. */
 export const FORM_OVERHEAD_BYTES = 64 * 1024;

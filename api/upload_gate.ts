@@ -1,5 +1,5 @@
 /** Admission control for uploads: at most N bodies in flight, the rest get 503 at once. */
-import { AppError } from "../lib/errors.ts";
+import { AppError } from "../domain/errors.ts";
 
 /** A counting gate whose slots are released by `using`. */
 export class UploadGate {
@@ -22,7 +22,7 @@ export class UploadGate {
   }
 }
 
-/** Upload bodies read at once (a `Slots`, lib/slots.ts). */
+/** Upload bodies read at once (a `Slots`, domain/slots.ts). */
 export const READ_SLOTS = 3;
 
 /**

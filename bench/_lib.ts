@@ -9,7 +9,7 @@
  */
 import postgres from "postgres";
 import sharp from "sharp";
-import { S3Store } from "../lib/storage/s3.ts";
+import { S3Store } from "../adapters/storage/s3.ts";
 import { START_SIGNAL, STOP_SIGNAL } from "./_signals.ts";
 
 /** Where benchmark results (JSON, one per benchmark) are written by `bench/run.ts`. */

@@ -7,9 +7,9 @@
  */
 import postgres from "postgres";
 import { createSql } from "../db/client.ts";
-import { migrate } from "../db/migrate.ts";
-import { createReadModel } from "../lib/read_model.ts";
-import { FsStore } from "../lib/storage/fs.ts";
+import { migrate } from "../services/migrate.ts";
+import { createReadModel } from "../services/read_model.ts";
+import { FsStore } from "../adapters/storage/fs.ts";
 
 const server = Deno.env.get("BENCH_DATABASE_URL") ?? "postgres://postgres@127.0.0.1:5432/postgres";
 const name = `stmt_mem_${Date.now()}`;

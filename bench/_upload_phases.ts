@@ -1,6 +1,6 @@
 /**
  * B3 helper: which step of an upload blocks the event loop? Runs each step the service takes
- * for an upload (api/upload_body.ts, lib/images/ingest.ts) on N distinct 12 MP JPEG bodies at
+ * for an upload (api/upload_body.ts, services/upload/ingest.ts) on N distinct 12 MP JPEG bodies at
  * once, one step at a time, in this fresh process with the service's own modules, and prints,
  * per step, the wall time, the longest gap a 1 ms timer saw and the CPU time of the main thread
  * (the event loop's, robust to a busy machine where wall times are not):
@@ -9,8 +9,8 @@
  * Needs S3_ENDPOINT and S3_BUCKET (s3rver).
  */
 import { readUploadForm } from "../api/upload_body.ts";
-import { sniffImage } from "../lib/images/sniff.ts";
-import { ThumbnailPool } from "../lib/images/thumbnails/pool.ts";
+import { sniffImage } from "../domain/image_sniff.ts";
+import { ThumbnailPool } from "../adapters/thumbnails/pool.ts";
 import {
   cachedPhotoJpeg,
   multipartBody,

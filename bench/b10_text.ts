@@ -33,7 +33,7 @@ import {
 import { captionCorpus, type CaptionImage } from "../tests/_harness/caption_corpus.ts";
 import { SEARCH_SETTINGS } from "../db/client.ts";
 import { searchImagesByText } from "../db/captions.ts";
-import { queryWords } from "../lib/text/caption_text.ts";
+import { queryWords } from "../domain/caption_text.ts";
 import { explainCase, type PlanCase } from "./_plans.ts";
 import { SEED_DB, TAGS } from "./seed.ts";
 import { captionWord, seedCaptions, WORDS } from "./seed_captions.ts";

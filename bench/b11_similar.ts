@@ -12,11 +12,11 @@
  * page (seedPairs).
  */
 import postgres from "postgres";
-import { migrate } from "../db/migrate.ts";
+import { migrate } from "../services/migrate.ts";
 import { createSql } from "../db/client.ts";
 import { listDuplicatePairs, listSimilarImages, scanSimilarByHash } from "../db/similar.ts";
-import { FsStore } from "../lib/storage/fs.ts";
-import { DEFAULT_DISTANCE, MAX_DISTANCE } from "../lib/similar/mod.ts";
+import { FsStore } from "../adapters/storage/fs.ts";
+import { DEFAULT_DISTANCE, MAX_DISTANCE } from "../domain/similar.ts";
 import { benchMain, databaseUrl, ms, percentile, type Row, withAdmin, x } from "./_lib.ts";
 
 const DB = "bench_similar_1m";

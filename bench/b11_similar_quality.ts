@@ -6,9 +6,9 @@
  * `deno run -A bench/b11_similar_quality.ts [sources]`; prints a Markdown table.
  */
 import sharp from "sharp";
-import { decodeThumbnailPixels } from "../lib/images/thumbnails/make_thumbnail.ts";
-import { dctHashOf, gradientHashOf } from "../lib/similar/pixels.ts";
-import { hammingDistance } from "../lib/similar/phash.ts";
+import { decodeThumbnailPixels } from "../adapters/thumbnails/make_thumbnail.ts";
+import { dctHashOf, gradientHashOf } from "../adapters/thumbnails/pixels.ts";
+import { hammingDistance } from "../domain/phash.ts";
 import {
   type Hashes,
   makeSources,

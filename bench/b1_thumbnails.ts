@@ -5,8 +5,8 @@
  * resize to fit 400, encode WebP). Pool and direct runs alternate, so noise hits both alike.
  */
 import sharp from "sharp";
-import { makeThumbnail } from "../lib/images/thumbnails/make_thumbnail.ts";
-import { ThumbnailPool } from "../lib/images/thumbnails/pool.ts";
+import { makeThumbnail } from "../adapters/thumbnails/make_thumbnail.ts";
+import { ThumbnailPool } from "../adapters/thumbnails/pool.ts";
 import { benchMain, median, ms, photoJpeg, photoPixels, type Row, timeRuns, x } from "./_lib.ts";
 
 const MAX_PIXELS = 50_000_000;

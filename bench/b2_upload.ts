@@ -6,8 +6,8 @@
  * Diagnostic rows: the same sent with fetch, and on the filesystem store instead of s3rver.
  */
 import { readUploadForm } from "../api/upload_body.ts";
-import { sha256Hex } from "../lib/hash.ts";
-import { makeThumbnail } from "../lib/images/thumbnails/make_thumbnail.ts";
+import { sha256Hex } from "../domain/hash.ts";
+import { makeThumbnail } from "../adapters/thumbnails/make_thumbnail.ts";
 import {
   benchMain,
   freshDatabase,

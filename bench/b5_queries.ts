@@ -23,8 +23,8 @@
 import postgres from "postgres";
 import { listImages } from "../db/images.ts";
 import { listTags } from "../db/tags.ts";
-import { encodeCursor } from "../lib/read_model.ts";
-import type { ListTagsQuery } from "../lib/types.ts";
+import { encodeCursor } from "../services/read_model.ts";
+import type { ListTagsQuery } from "../domain/types.ts";
 import {
   benchMain,
   type BenchResult,

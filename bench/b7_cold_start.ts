@@ -6,9 +6,9 @@
  * Both are run as `deno task start` / `deno task reader` would run them, with a warm module
  * cache (the first start compiles and caches the modules). Absolute figures, no baseline.
  */
-import { migrate } from "../db/migrate.ts";
+import { migrate } from "../services/migrate.ts";
 import { createSql } from "../db/client.ts";
-import { FsStore } from "../lib/storage/fs.ts";
+import { FsStore } from "../adapters/storage/fs.ts";
 import {
   benchMain,
   freshDatabase,

@@ -4,7 +4,7 @@
  * a worker pool of the same size as the service's, at concurrency 4. The two alternate in
  * rounds, with the service running throughout (idle while the pool works).
  */
-import { ThumbnailPool } from "../lib/images/thumbnails/pool.ts";
+import { ThumbnailPool } from "../adapters/thumbnails/pool.ts";
 import {
   benchMain,
   cpuMs,

@@ -18,8 +18,8 @@
  * checked then, once each.
  */
 import postgres from "postgres";
-import { migrate } from "../db/migrate.ts";
-import { FsStore } from "../lib/storage/fs.ts";
+import { migrate } from "../services/migrate.ts";
+import { FsStore } from "../adapters/storage/fs.ts";
 import { databaseUrl, withAdmin } from "./_lib.ts";
 
 /** The images of the benchmarks' kept database, `bench_1m`. */

@@ -8,8 +8,8 @@
  * (bench/seed.ts), which B5 then includes in its caption-word rows.
  */
 import postgres from "postgres";
-import { migrate } from "../db/migrate.ts";
-import { FsStore } from "../lib/storage/fs.ts";
+import { migrate } from "../services/migrate.ts";
+import { FsStore } from "../adapters/storage/fs.ts";
 import { databaseUrl } from "./_lib.ts";
 import { IMAGES, imagesArg, seed, seedDb } from "./seed.ts";
 

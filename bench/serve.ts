@@ -7,20 +7,20 @@
  * most CPU time the main thread ran between two ticks (the longest it held the loop, whatever the
  * machine's load) and the gaps over 5 and 20 ms.
  */
-import { createApp, ensureAssets } from "../app.ts";
-import { migrate } from "../db/migrate.ts";
-import { loadConfig } from "../lib/config.ts";
-import { Logger } from "../lib/log.ts";
-import { openResources } from "../lib/resources.ts";
-import { ThumbnailPool } from "../lib/images/thumbnails/pool.ts";
-import { JobQueue } from "../lib/jobs/mod.ts";
-import { implicationsJob } from "../lib/tags/mod.ts";
-import { warmUploadPath } from "../lib/images/warm_up.ts";
-import { lowerPixelThreads } from "../lib/images/pixel_threads.ts";
-import { workRecognition } from "../lib/text/jobs.ts";
+import { createApp, ensureAssets } from "../wiring/app.ts";
+import { migrate } from "../services/migrate.ts";
+import { loadConfig } from "../adapters/config.ts";
+import { Logger } from "../adapters/log.ts";
+import { openResources } from "../wiring/resources.ts";
+import { ThumbnailPool } from "../adapters/thumbnails/pool.ts";
+import { JobQueue } from "../adapters/jobs/mod.ts";
+import { implicationsJob } from "../services/tags/implications.ts";
+import { warmUploadPath } from "../services/upload/warm_up.ts";
+import { lowerPixelThreads } from "../adapters/thumbnails/pixel_threads.ts";
+import { workRecognition } from "../services/captions/recognition.ts";
 import { watchEventLoop } from "./_lib.ts";
 import { START_SIGNAL, STOP_SIGNAL } from "./_signals.ts";
-import { raiseEventLoopPriority } from "../lib/event_loop.ts";
+import { raiseEventLoopPriority } from "../adapters/event_loop.ts";
 
 const log = new Logger(loadConfig().LOG_LEVEL);
 const resources = await openResources(loadConfig(), log);

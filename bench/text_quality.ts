@@ -16,8 +16,8 @@
 import { parseArgs } from "node:util";
 import sharp from "sharp";
 import { createSql } from "../db/client.ts";
-import { migrate } from "../db/migrate.ts";
-import { FsStore } from "../lib/storage/fs.ts";
+import { migrate } from "../services/migrate.ts";
+import { FsStore } from "../adapters/storage/fs.ts";
 import { freshDatabase } from "./_lib.ts";
 import {
   captionBands,
@@ -26,7 +26,7 @@ import {
   enclosedPgm,
   readBands,
   type RecognizeTsv,
-} from "../lib/text/mod.ts";
+} from "../adapters/ocr/mod.ts";
 import { captionCorpus, searchQuality, textFreePhotos } from "../tests/_harness/caption_corpus.ts";
 
 // As in the service, where the thumbnail workers set them for the whole process.

@@ -1,6 +1,6 @@
 import { useEffect, useState } from "preact/hooks";
-import { apiJson } from "../lib/api_client.ts";
-import type { ImageDto } from "../lib/types.ts";
+import { apiJson } from "../client/api_client.ts";
+import type { ImageDto } from "../domain/types.ts";
 
 /** Waits between looks at an image whose caption is still being read: 2 s, growing to 15 s. */
 const FIRST_WAIT_MS = 2000;

@@ -1,5 +1,5 @@
 import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
-import { ClipboardRefused, copyImageAsPng, copyText } from "../lib/sharing/clipboard.ts";
+import { ClipboardRefused, copyImageAsPng, copyText } from "../client/clipboard.ts";
 
 /** What the user asked to copy, and how to copy it by hand if the browser refuses. */
 interface Fallback {

@@ -1,7 +1,7 @@
 import { useEffect, useState } from "preact/hooks";
-import { ApiError, apiJson } from "../lib/api_client.ts";
-import type { ImageDto } from "../lib/types.ts";
-import { altText } from "../lib/ui.ts";
+import { ApiError, apiJson } from "../client/api_client.ts";
+import type { ImageDto } from "../domain/types.ts";
+import { altText } from "../client/ui.ts";
 
 /** A near-duplicate as the API lists it. */
 export interface SimilarItem {

@@ -1,7 +1,7 @@
 import type { Ref } from "preact";
 import { useEffect, useRef, useState } from "preact/hooks";
-import { apiJson } from "../lib/api_client.ts";
-import type { TagSuggestion } from "../lib/types.ts";
+import { apiJson } from "../client/api_client.ts";
+import type { TagSuggestion } from "../domain/types.ts";
 
 /** Props of the tag input. */
 export interface TagInputProps {

@@ -1,7 +1,7 @@
 import { useState } from "preact/hooks";
-import { ApiError, apiJson, sendJson } from "../lib/api_client.ts";
-import type { TagAliasDto, TagImplicationDto } from "../lib/types.ts";
-import { parseTagList } from "../lib/ui.ts";
+import { ApiError, apiJson, sendJson } from "../client/api_client.ts";
+import type { TagAliasDto, TagImplicationDto } from "../domain/types.ts";
+import { parseTagList } from "../client/ui.ts";
 import { TagInput } from "./TagInput.tsx";
 
 /** Props: the rules as loaded, and what to call after a change. */

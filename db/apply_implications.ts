@@ -1,8 +1,8 @@
 /**
  * Applying a tag's implications to the images that already carry it, one bounded batch per
- * transaction (lib/tags/implications.ts runs the batches as a job).
+ * transaction (services/tags/implications.ts runs the batches as a job).
  */
-import { MAX_TAGS_PER_IMAGE } from "../lib/tags/names.ts";
+import { MAX_TAGS_PER_IMAGE } from "../domain/tag_names.ts";
 import { type Sql, transaction } from "./client.ts";
 import { againIfImageVanished } from "./tag_rules.ts";
 import { lockTagRulesShared } from "./tags.ts";

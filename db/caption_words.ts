@@ -3,7 +3,7 @@
  * image's links in `image_words`, written with the caption in the same transaction.
  */
 import type postgres from "postgres";
-import { wordsOf } from "../lib/text/caption_text.ts";
+import { wordsOf } from "../domain/caption_text.ts";
 import type { Fragment } from "./client.ts";
 
 /** Who wrote a caption: recognition, or a person (never overwritten by recognition). */

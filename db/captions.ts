@@ -8,7 +8,7 @@ import { transaction, withGenericPlan } from "./client.ts";
 import { COLUMNS, type ImageWithTags, MAX_PAGE_ROWS, TAGS } from "./images.ts";
 import { meantTagIdsOf } from "./tags.ts";
 import { replaceWords } from "./caption_words.ts";
-import { SIMILARITY_THRESHOLD } from "../lib/text/caption_text.ts";
+import { SIMILARITY_THRESHOLD } from "../domain/caption_text.ts";
 import { type Piece, q, raw, Slot, StatementCache, viaSql } from "./template.ts";
 
 export type { TextSource } from "./caption_words.ts";

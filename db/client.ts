@@ -1,7 +1,7 @@
 /** The postgres.js client, and how its failures are told apart. */
 import postgres from "postgres";
-import { isDatabaseUnavailable, isRetryableTransactionError } from "../lib/errors.ts";
-import { SIMILARITY_THRESHOLD } from "../lib/text/caption_text.ts";
+import { isDatabaseUnavailable, isRetryableTransactionError } from "../domain/errors.ts";
+import { SIMILARITY_THRESHOLD } from "../domain/caption_text.ts";
 
 /** A postgres.js connection pool. */
 export type Sql = postgres.Sql;
@@ -89,18 +89,18 @@ export const SEARCH_SETTINGS = { "pg_trgm.similarity_threshold": String(SIMILARI
 
 /**
  * The pool of the autocomplete and the caption search (Services.searchSql): generic plans, at most
- * `connections` at once (SEARCH_CONNECTIONS, lib/config.ts).
+ * `connections` at once (SEARCH_CONNECTIONS, adapters/config.ts).
  */
 export function createSearchSql(url: string, connections: number): Sql {
   return createSql(url, { max: connections, genericPlans: true, settings: SEARCH_SETTINGS });
 }
 
-/** Which failures mean the database could not be used, or a write lost a race: lib/errors.ts. */
-export { isDatabaseUnavailable, isRetryableTransactionError } from "../lib/errors.ts";
+/** Which failures mean the database could not be used, or a write lost a race: domain/errors.ts. */
+export { isDatabaseUnavailable, isRetryableTransactionError } from "../domain/errors.ts";
 
 /**
  * The database's current snapshot as text: equal values mean that nothing was written in between
- * (lib/http/snapshot_cache.ts). Any write anywhere on the server changes it.
+ * (adapters/http/snapshot_cache.ts). Any write anywhere on the server changes it.
  */
 export async function databaseSnapshot(sql: Sql): Promise<string> {
   const [row] = await sql<{ snapshot: string }[]>`select pg_current_snapshot()::text as snapshot`;

@@ -3,8 +3,8 @@
  * writes run in one transaction; tag counts follow from the image_tags triggers.
  */
 import type postgres from "postgres";
-import { MAX_TAGS_PER_IMAGE, TooManyTagsError } from "../lib/tags/names.ts";
-import type { ImageDto } from "../lib/types.ts";
+import { MAX_TAGS_PER_IMAGE, TooManyTagsError } from "../domain/tag_names.ts";
+import type { ImageDto } from "../domain/types.ts";
 import type { Sql } from "./client.ts";
 import { transaction } from "./client.ts";
 import { forgetKeysOf } from "./pending_deletes.ts";
@@ -349,7 +349,7 @@ export interface NewImage {
   width: number;
   height: number;
   thumbnailKey: string | null;
-  /** The perceptual hash (lib/similar), null when the thumbnail worker could not make one. */
+  /** The perceptual hash (domain/similar.ts), null when the thumbnail worker could not make one. */
   phash?: bigint | null;
   /** A restored image's creation date; now when null. */
   createdAt?: Date | null;

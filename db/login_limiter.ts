@@ -8,7 +8,7 @@
  * States (SPEC, "Login failure counter"): counting (`locked_until` null or past) and locked
  * (`locked_until > now()`). A failure after the window or after a lock starts again at 1.
  */
-import type { Config } from "../lib/config.ts";
+import type { Config } from "../adapters/config.ts";
 import type { Sql } from "./client.ts";
 
 /** The limiter settings, in seconds. */

@@ -57,7 +57,7 @@ export function forgetKeysOf(tx: postgres.TransactionSql, shortId: string, keys:
  * failed, maybe after it landed) stays, to be deleted.
  */
 export async function forgetOwnedDeletes(sql: Sql) {
-  // The short ID a key belongs to (keys.ts: images/{id}, thumbnails/{id}.webp).
+  // The short ID a key belongs to (domain/storage_keys.ts: images/{id}, thumbnails/{id}.webp).
   await sql`delete from pending_deletes p where p.next_attempt_at <= now() and exists (
     select 1 from images i
     where i.short_id = substring(p.key from '^(?:images|thumbnails)/([0-9A-Za-z]{8})(?:[.]webp)?$')

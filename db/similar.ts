@@ -1,17 +1,17 @@
 /**
  * Near-duplicate search over the perceptual hashes (migration 008), the pairs of the "possible
  * duplicates" view, and merging one image into another. The search is exact: multi-index hashing
- * (lib/similar/probes.ts) finds every candidate a full `bit_count` scan would, through the four
+ * (domain/similar_probes.ts) finds every candidate a full `bit_count` scan would, through the four
  * block indexes, and the full distance is checked on those candidates only.
  */
 import type postgres from "postgres";
-import { blockProbes } from "../lib/similar/probes.ts";
-import { MAX_TAGS_PER_IMAGE, TooManyTagsError } from "../lib/tags/names.ts";
+import { blockProbes } from "../domain/similar_probes.ts";
+import { MAX_TAGS_PER_IMAGE, TooManyTagsError } from "../domain/tag_names.ts";
 import type { Sql } from "./client.ts";
 import { transaction } from "./client.ts";
 import { COLUMNS, type ImageRow, type ImageWithTags, TAGS } from "./images.ts";
 import { replaceWords } from "./caption_words.ts";
-import { AppError } from "../lib/errors.ts";
+import { AppError } from "../domain/errors.ts";
 
 type Tx = Sql | postgres.TransactionSql;
 

@@ -5,8 +5,8 @@
  * (db/tags.ts TAG_RULES_LOCK), so it is serialised with every other change and with the tag writes.
  */
 import type postgres from "postgres";
-import { TagRuleError } from "../lib/tags/errors.ts";
-import type { TagAliasDto, TagImplicationDto } from "../lib/types.ts";
+import { TagRuleError } from "../domain/tag_rule_errors.ts";
+import type { TagAliasDto, TagImplicationDto } from "../domain/types.ts";
 import { type Sql, transaction } from "./client.ts";
 import { resolveTagNames, TAG_RULES_LOCK } from "./tags.ts";
 
@@ -101,7 +101,7 @@ async function mergeInto(tx: Tx, from: string, into: string): Promise<boolean> {
 /** What a rule change did, and the tag whose implications must now be applied, if any. */
 export interface RuleChange {
   created: boolean;
-  /** Apply the implications of this tag to its images (lib/tags/implications.ts). */
+  /** Apply the implications of this tag to its images (services/tags/implications.ts). */
   applyTo: string | null;
 }
 

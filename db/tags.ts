@@ -5,7 +5,7 @@
  * changes, rename and merge are in db/tag_rules.ts.
  */
 import type postgres from "postgres";
-import type { ListTagsQuery, TagDto, TagSuggestion } from "../lib/types.ts";
+import type { ListTagsQuery, TagDto, TagSuggestion } from "../domain/types.ts";
 import { type Sql, withGenericPlan } from "./client.ts";
 import { type Piece, Slot, viaSql } from "./template.ts";
 

@@ -1,5 +1,5 @@
-import { clearToken, useToken } from "../lib/api_client.ts";
-import { loginHref } from "../lib/ui.ts";
+import { clearToken, useToken } from "../client/api_client.ts";
+import { loginHref } from "../client/ui.ts";
 
 /** The header's sign-in state: "Sign in" on the server, "Sign out" once a token is found. */
 export default function AuthNav({ next }: { next: string }) {

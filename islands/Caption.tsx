@@ -4,8 +4,8 @@ import {
   CaptionView,
   useCaption,
 } from "../components/CaptionText.tsx";
-import { ApiError, sendJson, useToken } from "../lib/api_client.ts";
-import type { ImageDto } from "../lib/types.ts";
+import { ApiError, sendJson, useToken } from "../client/api_client.ts";
+import type { ImageDto } from "../domain/types.ts";
 
 /**
  * The words printed on an image (recognised, or written by hand), shown as soon as recognition

@@ -1,7 +1,7 @@
 import { useState } from "preact/hooks";
-import { ApiError, apiJson, useToken } from "../lib/api_client.ts";
-import type { ImageDto } from "../lib/types.ts";
-import { altText } from "../lib/ui.ts";
+import { ApiError, apiJson, useToken } from "../client/api_client.ts";
+import type { ImageDto } from "../domain/types.ts";
+import { altText } from "../client/ui.ts";
 
 interface Pair {
   a: ImageDto;

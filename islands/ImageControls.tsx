@@ -1,9 +1,9 @@
 import { useLayoutEffect, useRef, useState } from "preact/hooks";
 import { TagInput } from "../components/TagInput.tsx";
-import { ApiError, apiJson, sendJson, useToken } from "../lib/api_client.ts";
-import type { ImageDto, TagDto } from "../lib/types.ts";
-import { altText, libraryHref, parseTagList } from "../lib/ui.ts";
-import { htmlOf, markdownOf } from "../lib/sharing/links.ts";
+import { ApiError, apiJson, sendJson, useToken } from "../client/api_client.ts";
+import type { ImageDto, TagDto } from "../domain/types.ts";
+import { altText, libraryHref, parseTagList } from "../client/ui.ts";
+import { htmlOf, markdownOf } from "../domain/share_links.ts";
 import { useCopier } from "../components/CopyFeedback.tsx";
 
 /** The addresses the copy buttons use (absolute, on the public origin) and the image's path. */

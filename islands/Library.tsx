@@ -1,9 +1,9 @@
 import { useEffect, useRef, useState } from "preact/hooks";
 import { TagInput } from "../components/TagInput.tsx";
-import { apiJson } from "../lib/api_client.ts";
-import type { ImageDto, ImagePage } from "../lib/types.ts";
-import { altText, libraryHref } from "../lib/ui.ts";
-import { directPath } from "../lib/sharing/links.ts";
+import { apiJson } from "../client/api_client.ts";
+import type { ImageDto, ImagePage } from "../domain/types.ts";
+import { altText, libraryHref } from "../client/ui.ts";
+import { directPath } from "../domain/share_links.ts";
 import { useCopier } from "../components/CopyFeedback.tsx";
 
 /** What a card needs of an image (the server sends only this, to keep the page small). */
@@ -27,7 +27,7 @@ export interface LibraryProps {
 }
 
 /**
- * The library grid with its search field (tags and caption words, lib/search_text.ts); loads
+ * The library grid with its search field (tags and caption words, domain/search_text.ts); loads
  * further pages by keyset cursor on scroll.
  */
 export default function Library(

@@ -1,6 +1,6 @@
 import { useState } from "preact/hooks";
-import { api, storeToken } from "../lib/api_client.ts";
-import { safeNext } from "../lib/ui.ts";
+import { api, storeToken } from "../client/api_client.ts";
+import { safeNext } from "../client/ui.ts";
 
 /** "Too many attempts, try again in N minutes" from a 429's `retry_after` (seconds). */
 export function lockedMessage(retryAfterSeconds: number): string {

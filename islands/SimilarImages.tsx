@@ -1,7 +1,7 @@
 import { useEffect, useState } from "preact/hooks";
 import type { SimilarItem } from "../components/LooksLike.tsx";
-import { apiJson } from "../lib/api_client.ts";
-import { altText } from "../lib/ui.ts";
+import { apiJson } from "../client/api_client.ts";
+import { altText } from "../client/ui.ts";
 
 /** "Similar images" on the detail page: the image's near-duplicates, nearest first. */
 export default function SimilarImages({ shortId }: { shortId: string }) {

@@ -1,8 +1,8 @@
 import { useEffect, useRef, useState } from "preact/hooks";
 import { TagRulesEditor } from "../components/TagRulesEditor.tsx";
-import { apiJson, useToken } from "../lib/api_client.ts";
-import type { TagAliasDto, TagDto, TagImplicationDto } from "../lib/types.ts";
-import { libraryHref } from "../lib/ui.ts";
+import { apiJson, useToken } from "../client/api_client.ts";
+import type { TagAliasDto, TagDto, TagImplicationDto } from "../domain/types.ts";
+import { libraryHref } from "../client/ui.ts";
 
 /** The rules shown: the first RULES_SHOWN aliases and implying tags. */
 const RULES_SHOWN = 1000;

@@ -2,8 +2,8 @@ import { useEffect, useRef, useState } from "preact/hooks";
 import { type Caption, LiveCaption } from "../components/CaptionText.tsx";
 import { LooksLike } from "../components/LooksLike.tsx";
 import { TagInput } from "../components/TagInput.tsx";
-import { readToken, uploadImage, type UploadResult } from "../lib/api_client.ts";
-import { formatBytes, loginHref, parseTagList } from "../lib/ui.ts";
+import { readToken, uploadImage, type UploadResult } from "../client/api_client.ts";
+import { formatBytes, loginHref, parseTagList } from "../client/ui.ts";
 
 const ACCEPT = "image/jpeg,image/png,image/gif,image/webp,image/avif";
 const PARALLEL = 2;

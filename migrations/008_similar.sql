@@ -1,5 +1,5 @@
 -- 008: perceptual hashes for near-duplicate search (issue 22).
--- A 64-bit perceptual hash (lib/similar), null until the thumbnail worker or the backfill job
+-- A 64-bit perceptual hash (domain/similar.ts), null until the thumbnail worker or the backfill job
 -- computes it. Internal: the API shows distances, never hashes.
 alter table images add column phash bigint;
 

@@ -6,7 +6,7 @@
 -- caption's word still takes the trigram lookup (db/captions.ts).
 --
 -- Symmetric: a new word is stored with each near spelling both ways. The threshold is the search's
--- (lib/text/caption_text.ts SIMILARITY_THRESHOLD; a test holds the two equal).
+-- (domain/caption_text.ts SIMILARITY_THRESHOLD; a test holds the two equal).
 create function caption_neighbour_threshold() returns real language sql immutable
   as 'select 0.5::real';
 

@@ -1,10 +1,10 @@
 /** The page frame and renderer shared by every route: layout, islands, security headers. */
 import type { Context } from "hono";
 import type { VNode } from "preact";
-import { Layout } from "../components/Layout.tsx";
-import { ByteCache } from "../lib/http/mod.ts";
-import { type HeadTag, loadManifest, type Manifest, renderPage } from "../lib/islands/mod.ts";
-import type { ReadModel } from "../lib/types.ts";
+import { Layout } from "./_layout.tsx";
+import { ByteCache } from "../adapters/http/mod.ts";
+import { type HeadTag, loadManifest, type Manifest, renderPage } from "../adapters/islands/mod.ts";
+import type { ReadModel } from "../domain/types.ts";
 
 /** Headers of every page: scripts only from this origin, images also from a CDN (https:). */
 export const PAGE_HEADERS: Record<string, string> = {
@@ -34,7 +34,7 @@ export interface RenderOptions {
   authNav?: boolean;
   /**
    * What the body shows, when that is an object shared unchanged between requests (a page of the
-   * read model's listing cache, lib/http/snapshot_cache.ts): the HTML is then rendered once and
+   * read model's listing cache, adapters/http/snapshot_cache.ts): the HTML is then rendered once and
    * reused for as long as that object is kept. Give `path` with it.
    */
   memo?: object;

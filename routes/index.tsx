@@ -1,8 +1,8 @@
 import Library from "../islands/Library.tsx";
-import { AppError } from "../lib/errors.ts";
-import { filterTerms, parseTagFilter } from "../lib/tags/names.ts";
-import { MAX_QUERY_CHARS } from "../lib/text/caption_text.ts";
-import { libraryHref } from "../lib/ui.ts";
+import { AppError } from "../domain/errors.ts";
+import { filterTerms, parseTagFilter } from "../domain/tag_names.ts";
+import { MAX_QUERY_CHARS } from "../domain/caption_text.ts";
+import { libraryHref } from "../client/ui.ts";
 import type { PageHandler } from "./_app.tsx";
 
 /** Images per page, on the server and in the island. */
@@ -14,7 +14,7 @@ export const PAGE_SIZE = 50;
  * searches the words on the images (capped like the API's), and the page is kept under its
  * canonical address: what it shows depends on the tags, the words and the cursor, nothing else.
  * The search field sends `?search=` (it works without scripts): its tags and words are told apart
- * (lib/search_text.ts) and the browser is sent to the canonical address.
+ * (domain/search_text.ts) and the browser is sent to the canonical address.
  */
 export const handler: PageHandler = async (c, { read, render, publicBaseUrl }) => {
   const search = c.req.query("search");

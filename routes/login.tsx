@@ -1,5 +1,5 @@
 import LoginForm from "../islands/LoginForm.tsx";
-import { safeNext } from "../lib/ui.ts";
+import { safeNext } from "../client/ui.ts";
 import type { PageHandler } from "./_app.tsx";
 
 /** `/login?next=/path`: the sign-in form; `next` is kept only when it is a local path. */

@@ -1,11 +1,11 @@
 /** The page routes (Fresh-style: one file per route) and static assets as one Hono app. */
 import { type Context, Hono } from "hono";
-import { problemOf } from "../lib/errors.ts";
-import type { Logger } from "../lib/log.ts";
+import { problemOf } from "../domain/errors.ts";
+import type { Logger } from "../adapters/log.ts";
 import { islands } from "../islands.gen.ts";
-import { registerIslands, serveStatic } from "../lib/islands/mod.ts";
-import { originOf, type OriginSettings } from "../lib/sharing/mod.ts";
-import type { ReadModel } from "../lib/types.ts";
+import { registerIslands, serveStatic } from "../adapters/islands/mod.ts";
+import { originOf, type OriginSettings } from "../adapters/http/origin.ts";
+import type { ReadModel } from "../domain/types.ts";
 import { createRenderer, type PageContext } from "./_app.tsx";
 import { notFoundPage, problemPage } from "./_404.tsx";
 import * as detail from "./i/[short_id].tsx";
@@ -55,12 +55,12 @@ export function createPagesApp(deps: PagesDeps): Hono {
   app.all("*", (c, next) => c.req.path.startsWith("/api/") ? next() : notFound(c));
   app.notFound(notFound);
   app.onError((err, c) => {
-    // The API's table (lib/errors.ts) decides, so a page and the API agree: a page has one page
+    // The API's table (domain/errors.ts) decides, so a page and the API agree: a page has one page
     // for every other refusal of the request (400), and keeps a server error's status and
     // headers (a 503 says when to try again); tests/errors_test.ts.
     const problem = problemOf(err);
     if (problem.log) {
-      // The shell's logger carries the request id (app_shell.ts); a page app alone has none.
+      // The shell's logger carries the request id (wiring/app_shell.ts); a page app alone has none.
       const log = (c.get as (key: string) => Logger | undefined)("log");
       const message = `page failed: ${problem.log.message}`;
       if (log) log[problem.log.level](message, { path: c.req.path, err: problem.log.err });

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { Hono } from "hono";
-import { buildAssets } from "../lib/islands/build.ts";
-import type { ReadModel } from "../lib/types.ts";
+import { buildAssets } from "../adapters/islands/build.ts";
+import type { ReadModel } from "../domain/types.ts";
 import { fakeImage, fakeReadModel } from "../tests/_fake_read_model.ts";
 import { createPagesApp } from "./mod.ts";
 

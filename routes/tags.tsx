@@ -1,7 +1,7 @@
 import DuplicatePairs from "../islands/DuplicatePairs.tsx";
 import TagBrowser from "../islands/TagBrowser.tsx";
-import { AppError } from "../lib/errors.ts";
-import { MAX_TAG_QUERY_LENGTH } from "../lib/tags/mod.ts";
+import { AppError } from "../domain/errors.ts";
+import { MAX_TAG_QUERY_LENGTH } from "../domain/tag_names.ts";
 import type { PageHandler } from "./_app.tsx";
 
 const PAGE_SIZE = 500;

@@ -3,10 +3,10 @@
  * is missing), a one-connection database pool and the job queue, both closed at the end.
  */
 import postgres from "postgres";
-import { isPostgresUrl, normalizeDatabaseUrl } from "../lib/config.ts";
-import { JobQueue } from "../lib/jobs/mod.ts";
-import { Logger } from "../lib/log.ts";
-import { orExit, StartupError } from "../lib/startup.ts";
+import { isPostgresUrl, normalizeDatabaseUrl } from "../adapters/config.ts";
+import { JobQueue } from "../adapters/jobs/mod.ts";
+import { Logger } from "../adapters/log.ts";
+import { orExit, StartupError } from "../adapters/startup.ts";
 
 /** Runs `fn` with the service's database and job queue; `task` names the task in the message. */
 export async function withJobQueue(

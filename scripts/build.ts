@@ -1,5 +1,5 @@
 /** `deno task build`: writes islands.gen.ts and bundles the client into _build/. */
-import { buildAssets } from "../lib/islands/build.ts";
+import { buildAssets } from "../adapters/islands/build.ts";
 
 const dev = Deno.args.includes("--dev");
 const started = performance.now();

@@ -3,10 +3,10 @@
  * rate they were done at, and the last failures with their errors. Reads the database directly
  * (DATABASE_URL), so it works against any replica's database without signing in.
  */
-import { JobQueue } from "../lib/jobs/mod.ts";
-import { isPostgresUrl, normalizeDatabaseUrl } from "../lib/config.ts";
-import { Logger } from "../lib/log.ts";
-import { orExit, StartupError } from "../lib/startup.ts";
+import { JobQueue } from "../adapters/jobs/mod.ts";
+import { isPostgresUrl, normalizeDatabaseUrl } from "../adapters/config.ts";
+import { Logger } from "../adapters/log.ts";
+import { orExit, StartupError } from "../adapters/startup.ts";
 
 // Only the database is needed, not the service's whole configuration (sign-in secrets and all).
 const url = await orExit(() => {

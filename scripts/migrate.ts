@@ -1,8 +1,8 @@
 /** `deno task db:migrate`: applies pending migrations (the short-ID backfill included) and exits. */
-import { migrate } from "../db/migrate.ts";
-import { loadConfig } from "../lib/config.ts";
-import { Logger } from "../lib/log.ts";
-import { openResources } from "../lib/resources.ts";
+import { migrate } from "../services/migrate.ts";
+import { loadConfig } from "../adapters/config.ts";
+import { Logger } from "../adapters/log.ts";
+import { openResources } from "../wiring/resources.ts";
 
 const config = loadConfig();
 const log = new Logger(config.LOG_LEVEL);

@@ -1,9 +1,9 @@
 /**
- * `deno task phash:backfill`: queues the perceptual-hash backfill (lib/similar/backfill.ts) on the
+ * `deno task phash:backfill`: queues the perceptual-hash backfill (services/similar/backfill.ts) on the
  * durable job queue, for images that have no hash yet. The running service works the jobs (on any
  * replica) and survives restarts; `deno task jobs` shows the progress. Reads DATABASE_URL only.
  */
-import { startPhashBackfill } from "../lib/similar/backfill.ts";
+import { startPhashBackfill } from "../services/similar/backfill.ts";
 import { withJobQueue } from "./_queue_task.ts";
 
 await withJobQueue("phash:backfill", async (sql, jobs) => {

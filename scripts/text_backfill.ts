@@ -1,10 +1,10 @@
 /**
- * `deno task text:backfill`: queues caption recognition (lib/text/jobs.ts) for every image that
+ * `deno task text:backfill`: queues caption recognition (services/captions/recognition.ts) for every image that
  * has no text yet (uploaded before recognition existed, or whose recognition gave up). The running
  * service works the jobs on any replica, one image at a time, after waiting thumbnails; `deno task
  * jobs` shows the progress. Reads DATABASE_URL only.
  */
-import { startTextBackfill } from "../lib/text/jobs.ts";
+import { startTextBackfill } from "../services/captions/recognition.ts";
 import { withJobQueue } from "./_queue_task.ts";
 
 await withJobQueue("text:backfill", async (sql, jobs) => {

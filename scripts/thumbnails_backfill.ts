@@ -4,11 +4,11 @@
  * or on several machines at once: each image is claimed with SKIP LOCKED and only updated while
  * it still has no thumbnail; an image that fails again is skipped for the rest of the run.
  */
-import { loadConfig } from "../lib/config.ts";
-import { Logger } from "../lib/log.ts";
-import { openResources } from "../lib/resources.ts";
-import { backfillThumbnails } from "../lib/images/thumbnail_backfill.ts";
-import { ThumbnailPool } from "../lib/images/thumbnails/pool.ts";
+import { loadConfig } from "../adapters/config.ts";
+import { Logger } from "../adapters/log.ts";
+import { openResources } from "../wiring/resources.ts";
+import { backfillThumbnails } from "../services/thumbnail_backfill.ts";
+import { ThumbnailPool } from "../adapters/thumbnails/pool.ts";
 
 const config = loadConfig();
 const log = new Logger(config.LOG_LEVEL);

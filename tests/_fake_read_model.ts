@@ -5,9 +5,9 @@ import type {
   ListImagesQuery,
   ListTagsQuery,
   ReadModel,
-} from "../lib/types.ts";
-import { AppError } from "../lib/errors.ts";
-import { splitSearch } from "../lib/search_text.ts";
+} from "../domain/types.ts";
+import { AppError } from "../domain/errors.ts";
+import { splitSearch } from "../domain/search_text.ts";
 
 const ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 
@@ -53,7 +53,7 @@ export function fakeReadModel(images: ImageDto[]): ReadModel & { images: ImageDt
       );
       const start = query.cursor ? Number.parseInt(query.cursor, 36) : 0;
       if (Number.isNaN(start)) {
-        // As lib/read_model.ts's BadCursorError: the code is what the pages answer by.
+        // As services/read_model.ts's BadCursorError: the code is what the pages answer by.
         return Promise.reject(new AppError("bad_cursor", "cursor: not a valid cursor"));
       }
       const items = all.slice(start, start + query.limit);

@@ -5,7 +5,7 @@
  * neither `Sec-Fetch-Site` nor `Origin` keep working.
  */
 import assert from "node:assert/strict";
-import { isCrossSite } from "../lib/http/mod.ts";
+import { isCrossSite } from "../adapters/http/mod.ts";
 import { type TestService, withService } from "./_harness/app.ts";
 import { fail, login, peer } from "./_harness/login.ts";
 

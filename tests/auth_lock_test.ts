@@ -8,7 +8,7 @@
  * that follows half a minute or more of margin, so a busy machine cannot push it over an edge.
  */
 import assert from "node:assert/strict";
-import { createApp } from "../app.ts";
+import { createApp } from "../wiring/app.ts";
 import { startService, type TestService, withService as withTestService } from "./_harness/app.ts";
 import { fail, limiterRow, login, timePasses } from "./_harness/login.ts";
 

@@ -1,6 +1,6 @@
 /** `POST /api/v1/auth/token`: sign-in with JSON and form fields, 401/422, logs and docs. */
 import assert from "node:assert/strict";
-import { verifyAccessToken } from "../lib/auth.ts";
+import { verifyAccessToken } from "../services/auth.ts";
 import { TEST_PASSWORD, TEST_SECRET, withService } from "./_harness/app.ts";
 import { fail, login, WRONG_PASSWORD } from "./_harness/login.ts";
 

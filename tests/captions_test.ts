@@ -4,15 +4,15 @@
  * their words, exactly first, then approximately, with tags and exclusions, paging by cursor, and
  * returns exactly what a brute-force query over every caption returns, whichever way (walk or
  * word index) each level takes; the words' counts and each image's copy of its word IDs stay
- * exact; a merge moves the caption. The recogniser here is a stand-in: lib/text has its own tests.
+ * exact; a merge moves the caption. The recogniser here is a stand-in: adapters/ocr has its own tests.
  */
 import assert from "node:assert/strict";
 import postgres from "postgres";
 import { searchImagesByText, setImageText, type TextCursor } from "../db/captions.ts";
 import { replaceWords } from "../db/caption_words.ts";
-import { recogniseImage, RECOGNITION_QUEUE } from "../lib/text/jobs.ts";
-import { SIMILARITY_THRESHOLD } from "../lib/text/caption_text.ts";
-import type { ImageDto, ImagePage } from "../lib/types.ts";
+import { recogniseImage, RECOGNITION_QUEUE } from "../services/captions/recognition.ts";
+import { SIMILARITY_THRESHOLD } from "../domain/caption_text.ts";
+import type { ImageDto, ImagePage } from "../domain/types.ts";
 import { startService } from "./_harness/app.ts";
 import { explainWith, sentStatement } from "./_harness/plans.ts";
 import { migratedDatabase } from "./_harness/db.ts";
@@ -216,7 +216,7 @@ Deno.test("q and its cursor are checked", async () => {
 
 /**
  * The brute-force oracle's word rules, written out here instead of taken from the code under test
- * (lib/text/caption_text.ts): distinct lower-cased runs of letters and digits; those of three
+ * (domain/caption_text.ts): distinct lower-cased runs of letters and digits; those of three
  * letters or more, unless the query has no such word; at most eight.
  */
 function oracleWords(q: string): string[] {

@@ -14,12 +14,12 @@ import {
 } from "../db/client.ts";
 import { onError } from "../api/errors.ts";
 import type { AppEnv } from "../api/env.ts";
-import { SIMILARITY_THRESHOLD } from "../lib/text/caption_text.ts";
+import { SIMILARITY_THRESHOLD } from "../domain/caption_text.ts";
 import { freshDatabase, serverUrl } from "./_harness/db.ts";
 import { youngSurvival } from "./_harness/gc_survival.ts";
-import { loadConfig } from "../lib/config.ts";
-import { captureLogger } from "../lib/log.ts";
-import { openResources } from "../lib/resources.ts";
+import { loadConfig } from "../adapters/config.ts";
+import { captureLogger } from "../adapters/log.ts";
+import { openResources } from "../wiring/resources.ts";
 
 Deno.test("the service's connections run with JIT off, name themselves, and time statements out", async () => {
   const sql = createSql(serverUrl());

@@ -9,8 +9,8 @@
 import assert from "node:assert/strict";
 import { createSql } from "../db/client.ts";
 import { type ListedImages, listImages, MERGE_MAX_RATIO } from "../db/images.ts";
-import { createReadModel } from "../lib/read_model.ts";
-import type { ImagePage } from "../lib/types.ts";
+import { createReadModel } from "../services/read_model.ts";
+import type { ImagePage } from "../domain/types.ts";
 import { migratedDatabase } from "./_harness/db.ts";
 import { explainWith, sentStatement } from "./_harness/plans.ts";
 

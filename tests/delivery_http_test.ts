@@ -6,11 +6,11 @@
  */
 import assert from "node:assert/strict";
 import sharp from "sharp";
-import { createApp } from "../app.ts";
+import { createApp } from "../wiring/app.ts";
 import { CACHED_OBJECT_BYTES } from "../api/delivery.ts";
-import { ThumbnailPool } from "../lib/images/thumbnails/pool.ts";
-import type { ByteRange, ObjectStore } from "../lib/storage/mod.ts";
-import { S3Store } from "../lib/storage/s3.ts";
+import { ThumbnailPool } from "../adapters/thumbnails/pool.ts";
+import type { ByteRange, ObjectStore } from "../adapters/storage/mod.ts";
+import { S3Store } from "../adapters/storage/s3.ts";
 import { startService } from "./_harness/app.ts";
 import { authHeader, upload } from "./_harness/images.ts";
 import { within } from "./reliability/_util.ts";

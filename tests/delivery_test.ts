@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import sharp from "sharp";
-import { ThumbnailPool } from "../lib/images/thumbnails/pool.ts";
+import { ThumbnailPool } from "../adapters/thumbnails/pool.ts";
 import { startService } from "./_harness/app.ts";
 import { authHeader, makeImage, upload } from "./_harness/images.ts";
 

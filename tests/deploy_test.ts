@@ -1,12 +1,12 @@
 /**
  * The deployment files agree with the code they deploy: the Dockerfile, compose.yaml and
  * .env.example are read as text (no Docker engine is needed) and checked against deno.json,
- * lib/config.ts and a started service.
+ * adapters/config.ts and a started service.
  */
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
-import { CONFIG_KEYS, loadConfig } from "../lib/config.ts";
-import { EVENT_LOOP_NICE } from "../lib/event_loop.ts";
+import { CONFIG_KEYS, loadConfig } from "../adapters/config.ts";
+import { EVENT_LOOP_NICE } from "../adapters/event_loop.ts";
 import { startService } from "./_harness/app.ts";
 
 const ROOT = fileURLToPath(new URL("../", import.meta.url));
@@ -190,7 +190,7 @@ Deno.test("the RLIMIT_NICE offered to the image's user is the one the event loop
     const doc of [
       read("docs/deployment.md"),
       read("docs/architecture.md"),
-      read("lib/event_loop.ts"),
+      read("adapters/event_loop.ts"),
     ]
   ) {
     const offered = [...doc.matchAll(/--ulimit nice=(\d+)|ulimits: nice: (\d+)/g)];

@@ -94,7 +94,7 @@ Deno.test("an error body is {detail: string}; a structured error's members sit a
   assert.deepEqual(await unknown.json(), { detail: "Not found" });
 
   // A handler that raises structured and unexpected errors, on the service's own error handler.
-  const { createShell } = await import("../app_shell.ts");
+  const { createShell } = await import("../wiring/app_shell.ts");
   const { newRouter } = await import("../api/router.ts");
   const api = newRouter();
   api.get("/structured", () => {

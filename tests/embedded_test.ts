@@ -14,10 +14,10 @@ import {
   waitReady,
 } from "./_harness/child.ts";
 import { makeImage } from "./_harness/images.ts";
-import { postgresUser } from "../lib/embedded/binaries.ts";
-import { startCluster } from "../lib/embedded/cluster.ts";
-import { CLUSTERS_DIR, placeCluster } from "../lib/embedded/placement.ts";
-import { StartupError } from "../lib/startup.ts";
+import { postgresUser } from "../adapters/embedded_postgres/binaries.ts";
+import { startCluster } from "../adapters/embedded_postgres/cluster.ts";
+import { CLUSTERS_DIR, placeCluster } from "../adapters/embedded_postgres/placement.ts";
+import { StartupError } from "../adapters/startup.ts";
 
 const MAIN = await startArgs();
 /** Every process started here, stopped at the end even when an assertion failed half-way. */

@@ -1,15 +1,15 @@
 /**
- * One error vocabulary (lib/errors.ts): the API and the pages answer the same error through the
+ * One error vocabulary (domain/errors.ts): the API and the pages answer the same error through the
  * same table, and no handler tells errors apart by class or by name.
  */
 import assert from "node:assert/strict";
 import { Hono } from "hono";
 import type { AppEnv } from "../api/env.ts";
 import { onError } from "../api/errors.ts";
-import { AppError, type ErrorCode, ERRORS, forField, problemOf } from "../lib/errors.ts";
-import { buildAssets } from "../lib/islands/build.ts";
-import type { ReadModel } from "../lib/types.ts";
-import { StorageError } from "../lib/storage/mod.ts";
+import { AppError, type ErrorCode, ERRORS, forField, problemOf } from "../domain/errors.ts";
+import { buildAssets } from "../adapters/islands/build.ts";
+import type { ReadModel } from "../domain/types.ts";
+import { StorageError } from "../adapters/storage/mod.ts";
 import { createPagesApp } from "../routes/mod.ts";
 import { fakeReadModel } from "./_fake_read_model.ts";
 
@@ -214,7 +214,7 @@ async function handlerFiles(): Promise<string[]> {
   return files.sort();
 }
 
-Deno.test("no handler tells errors apart by class or name: the table of lib/errors.ts does", async () => {
+Deno.test("no handler tells errors apart by class or name: the table of domain/errors.ts does", async () => {
   const files = await handlerFiles();
   assert.ok(files.includes("api/image_writes.ts") && files.includes("routes/mod.ts"), "sanity");
   const offences: string[] = [];

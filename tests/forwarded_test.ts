@@ -2,11 +2,11 @@
  * Behind docs/deployment.md's nginx block (as an operator copies it), a client's own `X-Forwarded-Host`
  * cannot choose the origin that link previews and oEmbed advertise: nginx is a trusted proxy
  * here, and passes a client's forwarding headers on unless told to set them, so the service
- * believes `X-Forwarded-Host` only with TRUST_FORWARDED_HOST (lib/sharing/origin.ts).
+ * believes `X-Forwarded-Host` only with TRUST_FORWARDED_HOST (adapters/http/origin.ts).
  */
 import assert from "node:assert/strict";
-import { makeThumbnail } from "../lib/images/thumbnails/make_thumbnail.ts";
-import type { ImageDto } from "../lib/types.ts";
+import { makeThumbnail } from "../adapters/thumbnails/make_thumbnail.ts";
+import type { ImageDto } from "../domain/types.ts";
 import { startService } from "./_harness/app.ts";
 import { authHeader, makeImage, upload } from "./_harness/images.ts";
 import { NGINX_ADDRESS, pointBlockAt, readmeNginxBlock, startNginx } from "./_harness/nginx.ts";

@@ -3,7 +3,7 @@
  * not a database that is down, so health stays 200 while every pooled connection is taken.
  */
 import assert from "node:assert/strict";
-import { createApp } from "../app.ts";
+import { createApp } from "../wiring/app.ts";
 import { startService } from "./_harness/app.ts";
 
 Deno.test("health answers 200 while every connection of the service's pool is busy", async () => {

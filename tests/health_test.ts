@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { startService, type TestService } from "./_harness/app.ts";
 import { HealthChecks } from "../api/health.ts";
 import { createSql } from "../db/client.ts";
-import { createApp } from "../app.ts";
+import { createApp } from "../wiring/app.ts";
 
 Deno.test("GET /api/v1/health answers 200 when the database and storage answer", async () => {
   const svc = await startService();

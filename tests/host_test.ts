@@ -1,13 +1,13 @@
 /**
- * The `Host` a request names is checked before anything routes it (lib/http/host.ts, wired in
- * app_shell.ts): Deno builds the request URL from `Host` as given, so a `Host` carrying a path
+ * The `Host` a request names is checked before anything routes it (adapters/http/host.ts, wired in
+ * wiring/app_shell.ts): Deno builds the request URL from `Host` as given, so a `Host` carrying a path
  * moved the route. Over real sockets (Deno.serve of the app), since `app.request()` cannot send
  * such a header.
  */
 import assert from "node:assert/strict";
-import type { ImageDto } from "../lib/types.ts";
-import { loadConfig } from "../lib/config.ts";
-import { hostProblem, parseHostHeader } from "../lib/http/mod.ts";
+import type { ImageDto } from "../domain/types.ts";
+import { loadConfig } from "../adapters/config.ts";
+import { hostProblem, parseHostHeader } from "../adapters/http/mod.ts";
 import { createReaderApp } from "../reader.ts";
 import { startService, withService } from "./_harness/app.ts";
 import { authHeader, makeImage, upload } from "./_harness/images.ts";

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { originalKey } from "../lib/storage/keys.ts";
+import { originalKey } from "../domain/storage_keys.ts";
 import { startService } from "./_harness/app.ts";
 import { authHeader, makeImage, randomTag, upload } from "./_harness/images.ts";
 
@@ -197,7 +197,7 @@ Deno.test("a delete while storage is down still removes the objects once it is b
   );
   // The sweeper's next pass (forced due now) removes it.
   await svc.db.sql`update pending_deletes set next_attempt_at = now()`;
-  const { sweepPendingDeletes } = await import("../lib/deleter.ts");
+  const { sweepPendingDeletes } = await import("../services/deleter.ts");
   await sweepPendingDeletes(svc.db.sql, svc.s3.store);
   assert.equal(await svc.s3.store.head(originalKey(img.short_id)), null);
   assert.equal((await svc.db.sql`select count(*)::int as n from pending_deletes`)[0].n, 0);

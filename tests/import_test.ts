@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { sha256Hex } from "../lib/hash.ts";
+import { sha256Hex } from "../domain/hash.ts";
 import { startService, TEST_PASSWORD } from "./_harness/app.ts";
 import { makeImage } from "./_harness/images.ts";
 import { essentials, listAll, runTool, serveOverHttp } from "./_harness/transfer.ts";

@@ -1,12 +1,12 @@
 /**
- * The durable job queue (lib/jobs/): jobs survive a restart, run once across replicas, are
+ * The durable job queue (adapters/jobs/): jobs survive a restart, run once across replicas, are
  * retried with back-off and then kept, failed, with their error; a job whose worker died is taken
  * up by another. Against the test PostgreSQL, two queue instances standing for two replicas.
  */
 import assert from "node:assert/strict";
 import postgres from "postgres";
-import { type Job, JobQueue } from "../lib/jobs/mod.ts";
-import { captureLogger } from "../lib/log.ts";
+import { type Job, JobQueue } from "../adapters/jobs/mod.ts";
+import { captureLogger } from "../adapters/log.ts";
 import { freshDatabase } from "./_harness/db.ts";
 
 const db = await freshDatabase();

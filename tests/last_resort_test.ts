@@ -1,12 +1,12 @@
 /**
- * The last line of defence (lib/http/last_resort.ts): a dependency's rejection that nobody
+ * The last line of defence (adapters/http/last_resort.ts): a dependency's rejection that nobody
  * handles, or an exception thrown from its callback, during a request, is logged with that
  * request's id and does not end the process; the service answers the next request as usual.
  */
 import assert from "node:assert/strict";
-import { createApp } from "../app.ts";
-import { installLastResort } from "../lib/http/mod.ts";
-import type { ObjectStore } from "../lib/storage/mod.ts";
+import { createApp } from "../wiring/app.ts";
+import { installLastResort } from "../adapters/http/mod.ts";
+import type { ObjectStore } from "../adapters/storage/mod.ts";
 import { startService } from "./_harness/app.ts";
 import { authHeader, makeImage, upload } from "./_harness/images.ts";
 

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import sharp from "sharp";
 import { MAX_BODY_BYTES } from "../api/body_limit.ts";
-import { MAX_TAGS_PER_IMAGE } from "../lib/tags/mod.ts";
+import { MAX_TAGS_PER_IMAGE } from "../domain/tag_names.ts";
 import { startService } from "./_harness/app.ts";
 import { authHeader, makeImage, randomTag, upload } from "./_harness/images.ts";
 import { apiRoutes } from "./_harness/routes.ts";

@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import postgres from "postgres";
-import { createReadModel } from "../lib/read_model.ts";
+import { createReadModel } from "../services/read_model.ts";
 import { startService } from "./_harness/app.ts";
 import { authHeader, makeImage, randomTag, upload } from "./_harness/images.ts";
 

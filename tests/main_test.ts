@@ -16,7 +16,7 @@ import { freshDatabase } from "./_harness/db.ts";
 import { disposeS3, startS3 } from "./_harness/s3.ts";
 import { within } from "./reliability/_util.ts";
 import { mayLowerNice, threadNices } from "./_harness/threads.ts";
-import { EVENT_LOOP_NICE } from "../lib/event_loop.ts";
+import { EVENT_LOOP_NICE } from "../adapters/event_loop.ts";
 
 const db = await freshDatabase();
 const s3 = await startS3();

@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
 import { createSql } from "../db/client.ts";
-import { loadMigrations, migrate } from "../db/migrate.ts";
-import { isShortId } from "../lib/short_id.ts";
-import { legacyKeys, originalKey, thumbnailKey } from "../lib/storage/keys.ts";
-import { readAll } from "../lib/storage/mod.ts";
+import { loadMigrations, migrate } from "../services/migrate.ts";
+import { isShortId } from "../domain/short_id.ts";
+import { legacyKeys, originalKey, thumbnailKey } from "../domain/storage_keys.ts";
+import { readAll } from "../adapters/storage/mod.ts";
 import { freshDatabase } from "./_harness/db.ts";
 import { disposeS3, startS3 } from "./_harness/s3.ts";
 

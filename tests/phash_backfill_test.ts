@@ -3,10 +3,10 @@
  * queue, batch after batch, and unreadable ones are passed over so that the chain ends.
  */
 import assert from "node:assert/strict";
-import { makeThumbnail } from "../lib/images/thumbnails/make_thumbnail.ts";
-import { JobQueue } from "../lib/jobs/mod.ts";
-import { captureLogger } from "../lib/log.ts";
-import { BACKFILL_BATCH, phashBackfillKind } from "../lib/similar/backfill.ts";
+import { makeThumbnail } from "../adapters/thumbnails/make_thumbnail.ts";
+import { JobQueue } from "../adapters/jobs/mod.ts";
+import { captureLogger } from "../adapters/log.ts";
+import { BACKFILL_BATCH, phashBackfillKind } from "../services/similar/backfill.ts";
 import { startService } from "./_harness/app.ts";
 import { authHeader, upload } from "./_harness/images.ts";
 import { makeSources, makeVariants } from "./_harness/similar_corpus.ts";

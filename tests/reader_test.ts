@@ -4,8 +4,8 @@
  */
 import assert from "node:assert/strict";
 import { fileURLToPath as fromFileUrl } from "node:url";
-import { buildAssets } from "../lib/islands/build.ts";
-import { makeThumbnail } from "../lib/images/thumbnails/make_thumbnail.ts";
+import { buildAssets } from "../adapters/islands/build.ts";
+import { makeThumbnail } from "../adapters/thumbnails/make_thumbnail.ts";
 import { startService } from "./_harness/app.ts";
 import {
   boundPort,
@@ -34,18 +34,18 @@ const READER_FLAGS = [
 ];
 
 const FORBIDDEN = [
-  "lib/images/thumbnails/",
-  "lib/images/ingest.ts",
-  "lib/images/multipart.ts",
+  "adapters/thumbnails/",
+  "services/upload/ingest.ts",
+  "adapters/http/multipart.ts",
   "api/image_writes.ts",
   "api/upload_body.ts",
   "api/auth.ts",
   "api/docs.ts",
-  "db/migrate.ts",
-  "lib/embedded/",
-  "lib/resources.ts",
-  "lib/storage/fs.ts",
-  "lib/islands/build.ts",
+  "services/migrate.ts",
+  "adapters/embedded_postgres/",
+  "wiring/resources.ts",
+  "adapters/storage/fs.ts",
+  "adapters/islands/build.ts",
   "sharp",
   "esbuild",
 ];
@@ -83,7 +83,7 @@ Deno.test("reader.ts loads none of the write path, the embedded database, migrat
   const { files, packages } = await readerGraph();
   assert.ok(files.includes("api/read_api.ts") && files.includes("routes/mod.ts"), "sanity");
   assert.ok(files.includes("vendor/postgres/src/index.js"), "sanity: postgres.js, vendored");
-  assert.ok(files.includes("lib/storage/s3.ts"), "sanity");
+  assert.ok(files.includes("adapters/storage/s3.ts"), "sanity");
   for (const bad of FORBIDDEN) {
     const hits = [
       ...files.filter((f) => f.startsWith(bad)),

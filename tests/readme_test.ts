@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { dirname, join, normalize } from "node:path";
 import { fileURLToPath } from "node:url";
-import { CONFIG_KEYS } from "../lib/config.ts";
+import { CONFIG_KEYS } from "../adapters/config.ts";
 
 const ROOT = fileURLToPath(new URL("../", import.meta.url));
 const read = (path: string) => Deno.readTextFileSync(join(ROOT, path));
@@ -336,7 +336,7 @@ function codeFiles(dir = ""): string[] {
 
 Deno.test("the code's comments point at docs pages and headings that exist, never at a DESIGN.md", () => {
   const files = codeFiles();
-  assert.ok(files.includes("lib/config.ts"), "sanity: the walk finds the code");
+  assert.ok(files.includes("adapters/config.ts"), "sanity: the walk finds the code");
   const broken: string[] = [];
   let pointers = 0;
   for (const file of files) {

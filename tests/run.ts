@@ -33,7 +33,7 @@ if (shuffle && "error" in shuffle) {
 try {
   await Deno.stat(new URL("../_build/manifest.json", import.meta.url));
 } catch {
-  const { buildAssets } = await import("../lib/islands/build.ts");
+  const { buildAssets } = await import("../adapters/islands/build.ts");
   await buildAssets({ writeGen: false });
   console.log("tests: client assets built");
 }

@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import sharp from "sharp";
-import { originalKey } from "../lib/storage/keys.ts";
+import { originalKey } from "../domain/storage_keys.ts";
 import { TEST_PASSWORD } from "./_harness/app.ts";
 import { childEnv, type ChildService, ROOT, spawnService } from "./_harness/child.ts";
 import { freshDatabase } from "./_harness/db.ts";

@@ -4,8 +4,8 @@
  * their source at the default distance, and distinct sources do not match.
  */
 import assert from "node:assert/strict";
-import { makeThumbnail } from "../lib/images/thumbnails/make_thumbnail.ts";
-import { DEFAULT_DISTANCE, hammingDistance } from "../lib/similar/mod.ts";
+import { makeThumbnail } from "../adapters/thumbnails/make_thumbnail.ts";
+import { DEFAULT_DISTANCE, hammingDistance } from "../domain/similar.ts";
 import { makeSources, makeVariants, measureQuality } from "./_harness/similar_corpus.ts";
 
 Deno.test("reposts find their source at the default distance; distinct pictures do not match", async () => {

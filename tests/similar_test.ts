@@ -1,10 +1,10 @@
 import assert from "node:assert/strict";
 import postgres from "postgres";
 import { findSimilarByHash, recordImageHash, scanSimilarByHash } from "../db/similar.ts";
-import { newShortId } from "../lib/short_id.ts";
-import { makeThumbnail } from "../lib/images/thumbnails/make_thumbnail.ts";
-import { DEFAULT_DISTANCE } from "../lib/similar/mod.ts";
-import { originalKey } from "../lib/storage/keys.ts";
+import { newShortId } from "../domain/short_id.ts";
+import { makeThumbnail } from "../adapters/thumbnails/make_thumbnail.ts";
+import { DEFAULT_DISTANCE } from "../domain/similar.ts";
+import { originalKey } from "../domain/storage_keys.ts";
 import { startService } from "./_harness/app.ts";
 import { authHeader, randomTag, upload } from "./_harness/images.ts";
 import { makeSources, makeVariants } from "./_harness/similar_corpus.ts";

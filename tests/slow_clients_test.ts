@@ -1,12 +1,12 @@
 /**
- * Clients that stop sending are disconnected (lib/http/serve.ts): a connection whose request
+ * Clients that stop sending are disconnected (adapters/http/serve.ts): a connection whose request
  * line, headers or body make no progress for CLIENT_TIMEOUT_SECONDS is closed, and headers
  * trickled in may take that long in all. A slow upload whose bytes keep coming, and a handler that
  * takes longer than the bound itself, are not cut. The app served as main.ts serves it, with a
  * one-second bound; every wait has a hang guard of ten times that.
  */
 import assert from "node:assert/strict";
-import { listen, type Listener } from "../lib/http/mod.ts";
+import { listen, type Listener } from "../adapters/http/mod.ts";
 import { startService } from "./_harness/app.ts";
 import { authHeader, makeImage, uploadForm } from "./_harness/images.ts";
 import { limiterRow, WRONG_PASSWORD } from "./_harness/login.ts";

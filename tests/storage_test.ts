@@ -1,12 +1,12 @@
 import assert from "node:assert/strict";
-import { FsStore } from "../lib/storage/fs.ts";
+import { FsStore } from "../adapters/storage/fs.ts";
 import {
   type ObjectStore,
   RangeNotSatisfiableError,
   readAll,
   StorageError,
-} from "../lib/storage/mod.ts";
-import { S3Store } from "../lib/storage/s3.ts";
+} from "../adapters/storage/mod.ts";
+import { S3Store } from "../adapters/storage/s3.ts";
 import { disposeS3, startS3 } from "./_harness/s3.ts";
 
 const s3 = await startS3();

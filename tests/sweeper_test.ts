@@ -1,5 +1,5 @@
 /**
- * The delete sweeper (lib/deleter.ts) on PostgreSQL and s3rver: its timer, its back-off after a
+ * The delete sweeper (services/deleter.ts) on PostgreSQL and s3rver: its timer, its back-off after a
  * storage failure, two sweepers at once (each key deleted once, no transaction or pooled
  * connection held while storage works), and the README's promise that a crash after an upload's
  * original was stored leaves a record the sweeper acts on.
@@ -7,9 +7,9 @@
 import assert from "node:assert/strict";
 import { createSql, type Sql } from "../db/client.ts";
 import { scheduleDeletes } from "../db/pending_deletes.ts";
-import { startDeleteSweeper, sweepPendingDeletes } from "../lib/deleter.ts";
-import { captureLogger } from "../lib/log.ts";
-import { type ObjectStore, StorageError } from "../lib/storage/mod.ts";
+import { startDeleteSweeper, sweepPendingDeletes } from "../services/deleter.ts";
+import { captureLogger } from "../adapters/log.ts";
+import { type ObjectStore, StorageError } from "../adapters/storage/mod.ts";
 import { startService, TEST_PASSWORD } from "./_harness/app.ts";
 import { makeImage, uploadForm } from "./_harness/images.ts";
 import { childEnv, spawnService, startArgs } from "./_harness/child.ts";

@@ -6,9 +6,9 @@
 import assert from "node:assert/strict";
 import { startService } from "./_harness/app.ts";
 import { authHeader, makeImage, randomTag, upload } from "./_harness/images.ts";
-import { sweepPendingDeletes } from "../lib/deleter.ts";
-import type { JobQueue } from "../lib/jobs/mod.ts";
-import { scheduleImplications } from "../lib/tags/mod.ts";
+import { sweepPendingDeletes } from "../services/deleter.ts";
+import type { JobQueue } from "../adapters/jobs/mod.ts";
+import { scheduleImplications } from "../services/tags/implications.ts";
 import { tagCountDrift, until } from "./reliability/_util.ts";
 import { setImageText } from "../db/captions.ts";
 

@@ -4,14 +4,14 @@
  * images whose original is gone, are left as they are, and the chain ends.
  */
 import assert from "node:assert/strict";
-import { JobQueue } from "../lib/jobs/mod.ts";
-import { captureLogger } from "../lib/log.ts";
+import { JobQueue } from "../adapters/jobs/mod.ts";
+import { captureLogger } from "../adapters/log.ts";
 import {
   RECOGNITION_QUEUE,
   recognitionKind,
   TEXT_BACKFILL_BATCH,
   textBackfillKind,
-} from "../lib/text/jobs.ts";
+} from "../services/captions/recognition.ts";
 import { startService } from "./_harness/app.ts";
 import { authHeader, makeImage, upload } from "./_harness/images.ts";
 

@@ -6,10 +6,10 @@
  * the words themselves are checked instead (the test name says which).
  */
 import assert from "node:assert/strict";
-import { migrate } from "../db/migrate.ts";
-import { FsStore } from "../lib/storage/fs.ts";
+import { migrate } from "../services/migrate.ts";
+import { FsStore } from "../adapters/storage/fs.ts";
 import { freshDatabase } from "./_harness/db.ts";
-import { CaptionReader } from "../lib/text/mod.ts";
+import { CaptionReader } from "../adapters/ocr/mod.ts";
 import { captionCorpus, searchQuality } from "./_harness/caption_corpus.ts";
 
 const dbUrl = Deno.env.get("TEST_DATABASE_URL");

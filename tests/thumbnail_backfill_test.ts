@@ -1,11 +1,11 @@
 import assert from "node:assert/strict";
 import sharp from "sharp";
 import { createSql } from "../db/client.ts";
-import { backfillThumbnails } from "../lib/images/thumbnail_backfill.ts";
-import { ThumbnailPool } from "../lib/images/thumbnails/pool.ts";
-import type { Thumbnailer } from "../lib/services.ts";
-import { thumbnailKey } from "../lib/storage/keys.ts";
-import { readAll } from "../lib/storage/mod.ts";
+import { backfillThumbnails } from "../services/thumbnail_backfill.ts";
+import { ThumbnailPool } from "../adapters/thumbnails/pool.ts";
+import type { Thumbnailer } from "../services/deps.ts";
+import { thumbnailKey } from "../domain/storage_keys.ts";
+import { readAll } from "../adapters/storage/mod.ts";
 import { startService } from "./_harness/app.ts";
 import { authHeader, makeImage, upload } from "./_harness/images.ts";
 

@@ -3,9 +3,9 @@
  * short ID is free, validated, and another image's short ID answers 409 `short_id_taken`.
  */
 import assert from "node:assert/strict";
-import { originalKey } from "../lib/storage/keys.ts";
-import { readAll } from "../lib/storage/mod.ts";
-import { newShortId } from "../lib/short_id.ts";
+import { originalKey } from "../domain/storage_keys.ts";
+import { readAll } from "../adapters/storage/mod.ts";
+import { newShortId } from "../domain/short_id.ts";
 import { startService } from "./_harness/app.ts";
 import { authHeader, makeImage, uploadForm } from "./_harness/images.ts";
 
@@ -102,7 +102,7 @@ Deno.test("two uploads racing for one short_id with other content: one 201, one 
   assert.deepEqual(statuses, [201, 409]);
   const [row] = await svc.db.sql`select hash from images where short_id = ${id}`;
   const stored = await readAll((await svc.s3.store.get(originalKey(id)))!.body);
-  const { sha256Hex } = await import("../lib/hash.ts");
+  const { sha256Hex } = await import("../domain/hash.ts");
   assert.equal(sha256Hex(stored), row.hash, "the stored original is the winner's");
 });
 

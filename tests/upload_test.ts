@@ -1,15 +1,15 @@
 import assert from "node:assert/strict";
 import sharp from "sharp";
-import { sweepPendingDeletes } from "../lib/deleter.ts";
-import { ingestImage, PUT_SLOTS } from "../lib/images/ingest.ts";
-import type { ObjectStore } from "../lib/storage/mod.ts";
-import { ThumbnailPool } from "../lib/images/thumbnails/pool.ts";
-import { TEST_HANG } from "../lib/images/thumbnails/messages.ts";
-import type { Thumbnailer } from "../lib/services.ts";
-import { createApp } from "../app.ts";
-import { originalKey, thumbnailKey } from "../lib/storage/keys.ts";
-import { readAll } from "../lib/storage/mod.ts";
-import { isShortId } from "../lib/short_id.ts";
+import { sweepPendingDeletes } from "../services/deleter.ts";
+import { ingestImage, PUT_SLOTS } from "../services/upload/ingest.ts";
+import type { ObjectStore } from "../adapters/storage/mod.ts";
+import { ThumbnailPool } from "../adapters/thumbnails/pool.ts";
+import { TEST_HANG } from "../adapters/thumbnails/messages.ts";
+import type { Thumbnailer } from "../services/deps.ts";
+import { createApp } from "../wiring/app.ts";
+import { originalKey, thumbnailKey } from "../domain/storage_keys.ts";
+import { readAll } from "../adapters/storage/mod.ts";
+import { isShortId } from "../domain/short_id.ts";
 import { startService } from "./_harness/app.ts";
 import { authHeader, makeImage, randomTag, upload } from "./_harness/images.ts";
 

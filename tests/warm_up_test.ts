@@ -5,10 +5,10 @@
  */
 import assert from "node:assert/strict";
 import { createSql } from "../db/client.ts";
-import { warmUploadPath } from "../lib/images/warm_up.ts";
+import { warmUploadPath } from "../services/upload/warm_up.ts";
 import { childEnv, spawnService, startArgs } from "./_harness/child.ts";
 import { freshDatabase } from "./_harness/db.ts";
-import { migrate } from "../db/migrate.ts";
+import { migrate } from "../services/migrate.ts";
 import { disposeS3, s3rverBucket, startS3 } from "./_harness/s3.ts";
 
 const db = await freshDatabase();

@@ -1,8 +1,9 @@
 import Caption from "../../islands/Caption.tsx";
 import ImageControls from "../../islands/ImageControls.tsx";
 import SimilarImages from "../../islands/SimilarImages.tsx";
-import { directPath, previewTags, shareLinks } from "../../lib/sharing/mod.ts";
-import { altText, formatBytes, formatDate, formatType } from "../../lib/ui.ts";
+import { directPath, shareLinks } from "../../domain/share_links.ts";
+import { previewTags } from "../_preview_tags.ts";
+import { altText, formatBytes, formatDate, formatType } from "../../client/ui.ts";
 import type { PageHandler } from "../_app.tsx";
 import { notFoundPage } from "../_404.tsx";
 

@@ -2,15 +2,15 @@
  * Builds a complete service for a test file: a fresh database (migrated), s3rver, and the app,
  * with configuration built from `env` overrides exactly as the service would parse it.
  */
-import { createApp } from "../../app.ts";
-import { migrate } from "../../db/migrate.ts";
-import { type Config, loadConfig } from "../../lib/config.ts";
+import { createApp } from "../../wiring/app.ts";
+import { migrate } from "../../services/migrate.ts";
+import { type Config, loadConfig } from "../../adapters/config.ts";
 import { createSearchSql, createSql } from "../../db/client.ts";
-import { JobQueue } from "../../lib/jobs/mod.ts";
-import { implicationsJob } from "../../lib/tags/mod.ts";
-import { type CaptionReading, recognitionKind } from "../../lib/text/jobs.ts";
-import { captureLogger } from "../../lib/log.ts";
-import type { Services, Thumbnailer } from "../../lib/services.ts";
+import { JobQueue } from "../../adapters/jobs/mod.ts";
+import { implicationsJob } from "../../services/tags/implications.ts";
+import { type CaptionReading, recognitionKind } from "../../services/captions/recognition.ts";
+import { captureLogger } from "../../adapters/log.ts";
+import type { Services, Thumbnailer } from "../../services/deps.ts";
 import { type FreshDatabase, freshDatabase } from "./db.ts";
 import { disposeS3, startS3, type TestS3 } from "./s3.ts";
 

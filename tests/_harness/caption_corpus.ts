@@ -1,5 +1,5 @@
 /**
- * The caption corpus (recognition engine, lib/text/): reaction images with printed captions,
+ * The caption corpus (recognition engine, adapters/ocr/): reaction images with printed captions,
  * generated with sharp (SVG text through librsvg and fontconfig) from a seed, so that a CI run
  * and a bench run of the same size see the same images. Styles: white capitals with a black
  * outline over a photo-like background (top, bottom, or both), and black text on a white bar.
@@ -7,7 +7,7 @@
 import { Buffer } from "node:buffer";
 import { searchImagesByText, setImageText } from "../../db/captions.ts";
 import type { Sql } from "../../db/client.ts";
-import { normaliseText, queryWords } from "../../lib/text/caption_text.ts";
+import { normaliseText, queryWords } from "../../domain/caption_text.ts";
 import sharp, { type Sharp } from "sharp";
 import { rng } from "./similar_corpus.ts";
 

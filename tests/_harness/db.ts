@@ -2,8 +2,8 @@
 import postgres from "postgres";
 import { createSql, type Sql } from "../../db/client.ts";
 import type { NewImage } from "../../db/images.ts";
-import { migrate } from "../../db/migrate.ts";
-import { FsStore } from "../../lib/storage/fs.ts";
+import { migrate } from "../../services/migrate.ts";
+import { FsStore } from "../../adapters/storage/fs.ts";
 
 /** Names this run's databases (set by tests/run.ts), so that it can drop what is left of them. */
 const RUN_ID_ENV = "TEST_RUN_ID";

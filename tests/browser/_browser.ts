@@ -36,7 +36,7 @@ export async function ensureBuiltAssets(): Promise<void> {
   try {
     Deno.statSync(new URL("_build/manifest.json", ROOT));
   } catch {
-    await (await import("../../lib/islands/build.ts")).buildAssets({ writeGen: false });
+    await (await import("../../adapters/islands/build.ts")).buildAssets({ writeGen: false });
   }
 }
 
@@ -164,7 +164,7 @@ export async function focusedOnArrival(page: Page, id: string): Promise<() => Pr
 }
 
 /**
- * Resolves once the page has loaded and its islands have hydrated (lib/islands/boot.ts marks
+ * Resolves once the page has loaded and its islands have hydrated (adapters/islands/boot.ts marks
  * `<html>`): islands load by dynamic import after the load event, and a button pressed before
  * its island hydrated does nothing (a CI run waited 30 s for the library's copy fallback so).
  */

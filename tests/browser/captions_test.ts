@@ -2,7 +2,7 @@
  * Caption text (issue 21) in chromium: a fresh upload's row shows its words once recognition has
  * read them, with no reload; the library's one search field finds images by tags and words
  * together; signed in, the detail page corrects the words by keyboard. The recogniser is a
- * stand-in that takes a moment, as the real one does (lib/text has its own tests).
+ * stand-in that takes a moment, as the real one does (adapters/ocr has its own tests).
  */
 import assert from "node:assert/strict";
 import sharp from "sharp";

@@ -9,8 +9,8 @@ import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
 import { type BrowserContext, chromium, type Page } from "npm:playwright-core@1.65.1";
 import sharp from "sharp";
-import { makeThumbnail } from "../../lib/images/thumbnails/make_thumbnail.ts";
-import type { ImageDto } from "../../lib/types.ts";
+import { makeThumbnail } from "../../adapters/thumbnails/make_thumbnail.ts";
+import type { ImageDto } from "../../domain/types.ts";
 import { startService } from "../_harness/app.ts";
 import { authHeader, upload } from "../_harness/images.ts";
 import {

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
 import type { Page } from "npm:playwright-core@1.65.1";
-import { ThumbnailPool } from "../../lib/images/thumbnails/pool.ts";
+import { ThumbnailPool } from "../../adapters/thumbnails/pool.ts";
 import { startService } from "../_harness/app.ts";
 import { authHeader, randomTag, upload } from "../_harness/images.ts";
 import { makeSources, makeVariants } from "../_harness/similar_corpus.ts";

@@ -8,8 +8,8 @@ import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
 import type { BrowserContext, Page } from "npm:playwright-core@1.65.1";
 import sharp from "sharp";
-import { ThumbnailPool } from "../../lib/images/thumbnails/pool.ts";
-import type { ImageDto, ImagePage, TagDto } from "../../lib/types.ts";
+import { ThumbnailPool } from "../../adapters/thumbnails/pool.ts";
+import type { ImageDto, ImagePage, TagDto } from "../../domain/types.ts";
 import { startService, TEST_PASSWORD, type TestService } from "../_harness/app.ts";
 import { authHeader, makeImage, upload } from "../_harness/images.ts";
 import {

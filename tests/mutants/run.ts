@@ -86,7 +86,7 @@ if (refusal) {
 try {
   await Deno.stat(join(ROOT, "_build/manifest.json"));
 } catch {
-  const { buildAssets } = await import("../../lib/islands/build.ts");
+  const { buildAssets } = await import("../../adapters/islands/build.ts");
   await buildAssets({ writeGen: false });
 }
 

@@ -4,12 +4,12 @@
  * migrations, a thumbnail pool and the app on Deno.serve. Prints `listening <port>` when ready;
  * stops on SIGTERM.
  */
-import { createApp } from "../../app.ts";
-import { migrate } from "../../db/migrate.ts";
-import { loadConfig } from "../../lib/config.ts";
-import { Logger } from "../../lib/log.ts";
-import { openResources } from "../../lib/resources.ts";
-import { ThumbnailPool } from "../../lib/images/thumbnails/pool.ts";
+import { createApp } from "../../wiring/app.ts";
+import { migrate } from "../../services/migrate.ts";
+import { loadConfig } from "../../adapters/config.ts";
+import { Logger } from "../../adapters/log.ts";
+import { openResources } from "../../wiring/resources.ts";
+import { ThumbnailPool } from "../../adapters/thumbnails/pool.ts";
 
 const config0 = loadConfig();
 const log = new Logger(config0.LOG_LEVEL);

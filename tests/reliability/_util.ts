@@ -3,10 +3,10 @@
  * hostile inputs (pixel bombs, corruptions, polyglots) and a thumbnailer that sabotages workers.
  */
 import assert from "node:assert/strict";
-import { sweepPendingDeletes } from "../../lib/deleter.ts";
-import { originalKey } from "../../lib/storage/keys.ts";
-import type { Thumbnailer } from "../../lib/services.ts";
-import type { ThumbnailPool } from "../../lib/images/thumbnails/pool.ts";
+import { sweepPendingDeletes } from "../../services/deleter.ts";
+import { originalKey } from "../../domain/storage_keys.ts";
+import type { Thumbnailer } from "../../services/deps.ts";
+import type { ThumbnailPool } from "../../adapters/thumbnails/pool.ts";
 import type { TestService } from "../_harness/app.ts";
 
 const enc = new TextEncoder();

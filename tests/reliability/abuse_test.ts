@@ -5,7 +5,7 @@
  * (201/200 or 503 with Retry-After, never 500, health stays 200).
  */
 import assert from "node:assert/strict";
-import { ThumbnailPool } from "../../lib/images/thumbnails/pool.ts";
+import { ThumbnailPool } from "../../adapters/thumbnails/pool.ts";
 import { startService } from "../_harness/app.ts";
 import { authHeader, makeImage, upload } from "../_harness/images.ts";
 import { fail, limiterRow, login } from "../_harness/login.ts";

@@ -7,17 +7,17 @@
  */
 import assert from "node:assert/strict";
 import postgres from "postgres";
-import { ThumbnailPool } from "../../lib/images/thumbnails/pool.ts";
-import { TEST_CRASH, TEST_HANG } from "../../lib/images/thumbnails/messages.ts";
-import type { Thumbnailer } from "../../lib/services.ts";
+import { ThumbnailPool } from "../../adapters/thumbnails/pool.ts";
+import { TEST_CRASH, TEST_HANG } from "../../adapters/thumbnails/messages.ts";
+import type { Thumbnailer } from "../../services/deps.ts";
 import { startService } from "../_harness/app.ts";
 import { freshDatabase } from "../_harness/db.ts";
 import { authHeader, makeImage, randomTag, upload } from "../_harness/images.ts";
 import { login } from "../_harness/login.ts";
-import { createApp } from "../../app.ts";
+import { createApp } from "../../wiring/app.ts";
 import { createSql } from "../../db/client.ts";
-import { sha256Hex } from "../../lib/hash.ts";
-import { originalKey } from "../../lib/storage/keys.ts";
+import { sha256Hex } from "../../domain/hash.ts";
+import { originalKey } from "../../domain/storage_keys.ts";
 import {
   assertBucketMatchesTables,
   concat,

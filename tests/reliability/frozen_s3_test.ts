@@ -7,9 +7,9 @@
  */
 import assert from "node:assert/strict";
 import { insertImage } from "../../db/images.ts";
-import { sweepPendingDeletes } from "../../lib/deleter.ts";
-import { ThumbnailPool } from "../../lib/images/thumbnails/pool.ts";
-import { originalKey } from "../../lib/storage/keys.ts";
+import { sweepPendingDeletes } from "../../services/deleter.ts";
+import { ThumbnailPool } from "../../adapters/thumbnails/pool.ts";
+import { originalKey } from "../../domain/storage_keys.ts";
 import { startService } from "../_harness/app.ts";
 import { authHeader, makeImage, upload } from "../_harness/images.ts";
 import { disposeS3 } from "../_harness/s3.ts";

@@ -7,7 +7,7 @@
  */
 import assert from "node:assert/strict";
 import fc from "npm:fast-check@4.10.2";
-import { ThumbnailPool } from "../../lib/images/thumbnails/pool.ts";
+import { ThumbnailPool } from "../../adapters/thumbnails/pool.ts";
 import { startService } from "../_harness/app.ts";
 import { authHeader, makeImage, upload, uploadForm } from "../_harness/images.ts";
 import {

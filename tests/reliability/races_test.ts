@@ -4,9 +4,9 @@
  * same content racing its delete (no 5xx; rows and objects agree at the end).
  */
 import assert from "node:assert/strict";
-import { sha256Hex } from "../../lib/hash.ts";
-import { originalKey } from "../../lib/storage/keys.ts";
-import { ThumbnailPool } from "../../lib/images/thumbnails/pool.ts";
+import { sha256Hex } from "../../domain/hash.ts";
+import { originalKey } from "../../domain/storage_keys.ts";
+import { ThumbnailPool } from "../../adapters/thumbnails/pool.ts";
 import { startService } from "../_harness/app.ts";
 import { authHeader, makeImage, randomTag, upload } from "../_harness/images.ts";
 import { assertBucketMatchesTables, tagCountDrift, within } from "./_util.ts";

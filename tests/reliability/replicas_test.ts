@@ -8,7 +8,7 @@
  * beyond the documented 503s and leaves nothing half-written.
  */
 import assert from "node:assert/strict";
-import { sha256Hex } from "../../lib/hash.ts";
+import { sha256Hex } from "../../domain/hash.ts";
 import { TEST_PASSWORD } from "../_harness/app.ts";
 import type { ChildService } from "../_harness/child.ts";
 import { makeImage, randomTag } from "../_harness/images.ts";
@@ -31,7 +31,7 @@ const MAX_FAILURES = 4;
 try {
   Deno.statSync(new URL("../../_build/manifest.json", import.meta.url));
 } catch {
-  await (await import("../../lib/islands/build.ts")).buildAssets({ writeGen: false });
+  await (await import("../../adapters/islands/build.ts")).buildAssets({ writeGen: false });
 }
 
 const cluster = await Cluster.start(["A", "B"], { LOGIN_MAX_FAILURES: String(MAX_FAILURES) });

@@ -4,7 +4,7 @@
  * traversal, SQL, overlong, control characters) are a plain 404 on every route that takes one.
  */
 import assert from "node:assert/strict";
-import { ThumbnailPool } from "../../lib/images/thumbnails/pool.ts";
+import { ThumbnailPool } from "../../adapters/thumbnails/pool.ts";
 import { startService } from "../_harness/app.ts";
 import { authHeader, makeImage, upload } from "../_harness/images.ts";
 import { assertSafeBytes, concat, IMAGE_TYPES, te } from "./_util.ts";

@@ -1,0 +1,123 @@
+/**
+ * The addresses meant for others: the image page `/i/{short_id}` and the direct link
+ * `/{short_id}.{ext}`, with what a preview shows of an image. Pure functions with no Deno or
+ * server imports: the islands bundle this file.
+ */
+import { thumbnailSize } from "./thumbnail_size.ts";
+import { escapeHtml } from "./html_escape.ts";
+import type { ImageDto } from "./types.ts";
+
+/** The usual extension of each stored type (the only types an upload is stored as). */
+export const EXTENSIONS: Readonly<Record<string, string>> = {
+  "image/jpeg": "jpg",
+  "image/png": "png",
+  "image/gif": "gif",
+  "image/webp": "webp",
+  "image/avif": "avif",
+};
+
+/** Originals over this size are previewed by their thumbnail (chat clients give up on them). */
+export const PREVIEW_MAX_BYTES = 8 * 1024 * 1024;
+
+const DIRECT_NAME = /^([0-9A-Za-z]{8})\.([a-z0-9]{1,5})$/;
+const PAGE_PATH = /^\/i\/([0-9A-Za-z]{8})\/?$/;
+
+/** What a direct link names: a short ID and an extension (not yet checked against the image). */
+export interface DirectName {
+  shortId: string;
+  ext: string;
+}
+
+/** The extension of a stored type; null for a type that is never stored. */
+export function extensionOf(contentType: string): string | null {
+  return EXTENSIONS[contentType] ?? null;
+}
+
+/** `{short_id}.{ext}` split in two, or null when it does not have that shape. */
+export function parseDirectName(name: string): DirectName | null {
+  const m = DIRECT_NAME.exec(name);
+  return m ? { shortId: m[1], ext: m[2] } : null;
+}
+
+/** The direct link's path, `/{short_id}.{ext}`. */
+export function directPath(image: Pick<ImageDto, "short_id" | "content_type">): string {
+  return `/${image.short_id}.${extensionOf(image.content_type) ?? "bin"}`;
+}
+
+/** The image page's path, `/i/{short_id}`. */
+export function pagePath(shortId: string): string {
+  return `/i/${shortId}`;
+}
+
+/**
+ * Which image a shared address names, when its path is an image page or a direct link (the host
+ * is the caller's to check). `ext` is set for a direct link.
+ */
+export function shortIdOfPath(path: string): { shortId: string; ext?: string } | null {
+  const page = PAGE_PATH.exec(path);
+  if (page) return { shortId: page[1] };
+  return parseDirectName(path.slice(1));
+}
+
+/** The picture a preview shows: the original, or its thumbnail when the original is too big. */
+export interface PreviewImage {
+  url: string;
+  type: string;
+  width: number;
+  height: number;
+}
+
+/** Everything the share features say about one image, with absolute URLs on `origin`. */
+export interface ShareLinks {
+  /** The image page. */
+  page: string;
+  /** The original's bytes, on this service (`/{short_id}.{ext}`). */
+  direct: string;
+  preview: PreviewImage;
+  /** The thumbnail, on this service. */
+  thumbnail: PreviewImage;
+}
+
+/** The share links of `image` on `origin` (scheme and host, no trailing slash). */
+export function shareLinks(
+  origin: string,
+  image: Pick<
+    ImageDto,
+    "short_id" | "content_type" | "width" | "height" | "size_bytes" | "thumbnail_key"
+  >,
+): ShareLinks {
+  const direct = origin + directPath(image);
+  const original = { url: direct, type: image.content_type, ...sizeOf(image) };
+  // With no thumbnail, the thumbnail route serves the original.
+  const thumbnail = image.thumbnail_key === null ? original : {
+    url: `${origin}/api/v1/images/${image.short_id}/thumbnail`,
+    type: "image/webp",
+    ...thumbnailSize(image.width, image.height),
+  };
+  return {
+    page: origin + pagePath(image.short_id),
+    direct,
+    preview: image.size_bytes > PREVIEW_MAX_BYTES ? thumbnail : original,
+    thumbnail,
+  };
+}
+
+function sizeOf(image: { width: number; height: number }) {
+  return { width: image.width, height: image.height };
+}
+
+/** Markdown of an image: `![alt](url)`, brackets escaped and parentheses of the URL encoded. */
+export function markdownOf(alt: string, url: string): string {
+  const text = alt.replace(/[[\]\\]/g, "\\$&");
+  return `![${text}](${url.replace(/\(/g, "%28").replace(/\)/g, "%29")})`;
+}
+
+/** An `<img>` snippet of an image, attribute values escaped. */
+export function htmlOf(
+  alt: string,
+  url: string,
+  size: { width: number; height: number },
+): string {
+  return `<img src="${escapeHtml(url)}" alt="${escapeHtml(alt)}" width="${size.width}" ` +
+    `height="${size.height}">`;
+}

@@ -1,0 +1,84 @@
+/** Shapes shared by the API, the pages and the islands: exactly the JSON the API returns. */
+
+/** A tag as the API returns it. */
+export interface TagDto {
+  name: string;
+  image_count: number;
+}
+
+/** An autocomplete answer: a tag, and the alias the text matched when it matched one. */
+export interface TagSuggestion extends TagDto {
+  alias?: string;
+}
+
+/** An alias: a name that always means its target tag. */
+export interface TagAliasDto {
+  alias: string;
+  target: string;
+}
+
+/** A tag and the tags it implies (adding it adds them). */
+export interface TagImplicationDto {
+  tag: string;
+  implies: string[];
+}
+
+/**
+ * An image as the API returns it (docs/api.md#images-and-tag-names); the internal UUID is never
+ * exposed.
+ */
+export interface ImageDto {
+  short_id: string;
+  hash: string;
+  content_type: string;
+  size_bytes: number;
+  width: number;
+  height: number;
+  thumbnail_key: string | null;
+  tags: TagDto[];
+  file_url: string;
+  thumbnail_url: string;
+  /** The words printed on the image; null until recognition has run ("" when it found none). */
+  text: string | null;
+  /** Who wrote `text`: recognition, or a person (then recognition never overwrites it). */
+  text_source: "ocr" | "manual" | null;
+  created_at: string;
+}
+
+/** One page of the library, newest first. */
+export interface ImagePage {
+  items: ImageDto[];
+  next_cursor: string | null;
+}
+
+/**
+ * Query of the image list: images carrying all of `tags` and none of `exclude`, and with `q`, whose
+ * caption has its words (exact matches first, then approximate ones).
+ */
+export interface ListImagesQuery {
+  tags: string[];
+  exclude?: string[];
+  q?: string | null;
+  limit: number;
+  cursor?: string | null;
+}
+
+/** Query of the tag list. */
+export interface ListTagsQuery {
+  q?: string;
+  sort: "count_desc" | "name";
+  min_count?: number;
+  limit: number;
+  offset: number;
+}
+
+/** The read side, used by the API and by server-rendered pages alike. */
+export interface ReadModel {
+  listImages(query: ListImagesQuery): Promise<ImagePage>;
+  getImage(shortId: string): Promise<ImageDto | null>;
+  listTags(query: ListTagsQuery): Promise<TagDto[]>;
+  /** Autocomplete (`GET /tags/suggest`); a leading `-` of `q` is kept on every name. */
+  suggestTags(q: string, limit: number): Promise<TagSuggestion[]>;
+  /** The library's search field split into tags and caption words (domain/search_text.ts). */
+  splitSearch(text: string): Promise<{ tags: string[]; q: string }>;
+}

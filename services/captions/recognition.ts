@@ -1,0 +1,214 @@
+/**
+ * Caption recognition as durable jobs (adapters/jobs): one job per new image, sent after its upload
+ * commits, worked by every replica with a warm recogniser; and `deno task text:backfill`, a chain
+ * of jobs that sends one for every image that has no text yet. A job that fails is retried with
+ * back-off, and after its last try its error is kept (`deno task jobs`); the image keeps
+ * `text: null` and a later backfill tries again.
+ */
+import type { Sql } from "../../db/client.ts";
+import { setImageText } from "../../db/captions.ts";
+import type { JobKind, JobQueue } from "../../adapters/jobs/mod.ts";
+import type { Logger } from "../../adapters/log.ts";
+import type { Services } from "../deps.ts";
+import { originalKey } from "../../domain/storage_keys.ts";
+import { type ObjectStore, readAll } from "../../adapters/storage/mod.ts";
+import { normaliseText } from "../../domain/caption_text.ts";
+import { ingestingUploads } from "../upload/ingest.ts";
+
+/** The queue of recognition jobs, one per image. */
+export const RECOGNITION_QUEUE = "caption-recognition";
+/** The queue of the backfill's batches. */
+export const TEXT_BACKFILL_QUEUE = "caption-backfill";
+
+/** Images whose recognition one backfill job sends. */
+export const TEXT_BACKFILL_BATCH = 500;
+
+/** Reads the words printed on an image (adapters/ocr/recognizer.ts in the service). */
+export interface CaptionReading {
+  read(image: Uint8Array, signal?: AbortSignal): Promise<{ text: string }>;
+}
+
+/** What the recognition job needs. */
+export interface RecognitionDeps {
+  sql: Sql;
+  store: ObjectStore;
+  log: Logger;
+  /** The recogniser, started on the first job (an OCR process of about 300 MB, warm in ~1 s). */
+  reader: () => Promise<CaptionReading>;
+  /**
+   * Whether uploads or thumbnails are being worked on: recognition is the lower priority work and
+   * waits for a quiet moment, for at most RECOGNITION_YIELD_MS per image.
+   */
+  busy?: () => boolean;
+  /** Images read at once in this process, one per OCR process (default 1). */
+  concurrency?: number;
+}
+
+/**
+ * The service's recogniser, started by the first job that needs it rather than at start-up (a
+ * warm engine takes about a second and an OCR process of about 300 MB; the edge reader and a board
+ * nobody uploads to never pay for it); a start that failed is tried again by the next job.
+ * `close()` stops it.
+ */
+export function lazyReader(
+  start: () => Promise<CaptionReading & { close(): Promise<void> }>,
+): { get: () => Promise<CaptionReading>; close: () => Promise<void> } {
+  let started: ReturnType<typeof start> | null = null;
+  let up: (CaptionReading & { close(): Promise<void> }) | null = null;
+  let closed = false;
+  return {
+    get: () => {
+      if (closed) return Promise.reject(new Error("The caption reader is closed"));
+      started ??= start().then(async (reader) => {
+        // Closed while it was starting: stop it as soon as it is up.
+        if (closed) await reader.close();
+        else up = reader;
+        return reader;
+      }).catch((err) => {
+        started = null;
+        throw err;
+      });
+      return started;
+    },
+    // Never waits for a start under way (a first start compiles and loads the model: seconds on
+    // a busy machine; it stops itself once up); a reader that is up is stopped, which ends a
+    // reading in progress (its job is retried later).
+    close: async () => {
+      closed = true;
+      const reader = up;
+      up = null;
+      await reader?.close();
+    },
+  };
+}
+
+/**
+ * How long after an upload recognition still waits: uploads sent one after another leave gaps
+ * of a few ms, and a recognition started in one (its original read from storage, the OCR
+ * process's work) slowed the next upload by a fifth (B2: 91 -> 114 ms; B8 0.79x -> 0.74x).
+ */
+const UPLOAD_QUIET_MS = 300;
+
+/** Longest a recognition waits for uploads and thumbnails before it starts anyway. */
+export const RECOGNITION_YIELD_MS = 10_000;
+
+/**
+ * Sends the recognition job of a new image. A failure is logged, not thrown: the upload has
+ * committed, and `deno task text:backfill` picks up any image still without text.
+ */
+export async function queueRecognition(services: Services, shortId: string): Promise<void> {
+  if (!services.jobs) return;
+  try {
+    await services.jobs.send(RECOGNITION_QUEUE, { short_id: shortId }, { key: shortId });
+  } catch (err) {
+    services.log.warn("caption recognition not queued", { short_id: shortId, err });
+  }
+}
+
+/** Recognises one image's caption and stores it, unless a person wrote one meanwhile. */
+export async function recogniseImage(deps: RecognitionDeps, shortId: string): Promise<void> {
+  const waitUntil = performance.now() + RECOGNITION_YIELD_MS;
+  while (deps.busy?.() && performance.now() < waitUntil) {
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  const original = await deps.store.get(originalKey(shortId));
+  if (!original) return; // deleted since the job was sent
+  const bytes = await readAll(original.body);
+  const started = performance.now();
+  const { text } = await (await deps.reader()).read(bytes);
+  const stored = await setImageText(deps.sql, shortId, normaliseText(text), "ocr");
+  deps.log.debug("caption recognised", {
+    short_id: shortId,
+    ms: Math.round(performance.now() - started),
+    words: text ? text.split(/\s+/).length : 0,
+    stored,
+  });
+}
+
+/** The recognition job kind every replica works, one image at a time. */
+export function recognitionKind(deps: RecognitionDeps): JobKind<{ short_id: string }> {
+  return {
+    name: RECOGNITION_QUEUE,
+    handler: (job) => recogniseImage(deps, job.data.short_id),
+    retryLimit: 3,
+    retryDelaySeconds: 30,
+    // A recognition is bounded by the recogniser's own limit; this only frees a dead worker's job.
+    expireInSeconds: 300,
+    concurrency: deps.concurrency ?? 1,
+  };
+}
+
+/**
+ * Works caption recognition and its backfill in this process, as the service does (main.ts,
+ * bench/serve.ts), yielding to `thumbnails` while they have jobs waiting; returns what stops the
+ * recogniser (after the queue has stopped).
+ */
+export async function workRecognition(
+  jobs: JobQueue,
+  deps: Omit<RecognitionDeps, "reader" | "busy"> & {
+    thumbnails: { stats(): { queued: number; busy: number } };
+    /** MAX_IMAGE_PIXELS: larger images are not decoded for reading either. */
+    maxPixels: number;
+    /** CAPTION_WORKERS: OCR processes, each reading one image at a time. */
+    workers: number;
+  },
+): Promise<() => Promise<void>> {
+  const { sql, store, log, thumbnails, maxPixels, workers } = deps;
+  const reader = lazyReader(async () =>
+    (await import("../../adapters/ocr/recognizer.ts")).CaptionReader.start({ maxPixels, workers })
+  );
+  await jobs.work(recognitionKind({
+    sql,
+    store,
+    log,
+    reader: reader.get,
+    concurrency: workers,
+    busy: () => {
+      const pool = thumbnails.stats();
+      return pool.queued + pool.busy > 0 || ingestingUploads(UPLOAD_QUIET_MS);
+    },
+  }));
+  await jobs.work(textBackfillKind({ sql, jobs, log }));
+  return reader.close;
+}
+
+/** Sends the first job of a backfill chain (none when one is already waiting to start). */
+export async function startTextBackfill(jobs: JobQueue): Promise<string | null> {
+  await jobs.declare({ name: TEXT_BACKFILL_QUEUE });
+  await jobs.declare({ name: RECOGNITION_QUEUE });
+  return await jobs.send(TEXT_BACKFILL_QUEUE, { after: "0" }, { key: "after-0" });
+}
+
+/**
+ * Sends the recognition jobs of one batch of images without text after `seq` = `after`; returns
+ * the next batch's cursor, or null at the end.
+ */
+export async function textBackfillBatch(
+  sql: Sql,
+  jobs: JobQueue,
+  after: string,
+): Promise<string | null> {
+  const rows = await sql<{ short_id: string; seq: string }[]>`
+    select short_id, seq::text as seq from images
+    where text is null and seq > ${after}::bigint
+    order by images.seq limit ${TEXT_BACKFILL_BATCH}`;
+  for (const row of rows) {
+    await jobs.send(RECOGNITION_QUEUE, { short_id: row.short_id }, { key: row.short_id });
+  }
+  return rows.length === TEXT_BACKFILL_BATCH ? rows[rows.length - 1].seq : null;
+}
+
+/** The backfill's job kind: a batch of recognition jobs, then the next batch's job. */
+export function textBackfillKind(
+  deps: { sql: Sql; jobs: JobQueue; log: Logger },
+): JobKind<{ after: string }> {
+  return {
+    name: TEXT_BACKFILL_QUEUE,
+    handler: async (job) => {
+      const next = await textBackfillBatch(deps.sql, deps.jobs, job.data.after);
+      if (next !== null) {
+        await deps.jobs.send(TEXT_BACKFILL_QUEUE, { after: next }, { key: `after-${next}` });
+      } else deps.log.info("caption backfill: every image without text has its job");
+    },
+  };
+}

@@ -1,0 +1,35 @@
+/** What one running service instance is made of; built by main.ts (or reader.ts, or a test). */
+import type { Sql } from "../db/client.ts";
+import type { Config } from "../adapters/config.ts";
+import type { Logger } from "../adapters/log.ts";
+import type { JobQueue } from "../adapters/jobs/mod.ts";
+import type { ObjectStore } from "../adapters/storage/mod.ts";
+
+/** Thumbnail generation, as the upload path sees it (the worker pool implements it). */
+export interface Thumbnailer {
+  thumbnail(
+    input: Uint8Array,
+    signal?: AbortSignal,
+  ): Promise<{ data: Uint8Array; width: number; height: number; phash: bigint | null }>;
+}
+
+/** The dependencies of the app. The reader has no thumbnailer: it serves reads only. */
+export interface Services {
+  config: Config;
+  sql: Sql;
+  /**
+   * A one-connection pool of its own for the health check, so that a pool busy with a flood of
+   * requests is not taken for a database that is down; without it, health uses `sql`.
+   */
+  probeSql?: Sql;
+  /**
+   * A pool whose statements run with generic plans (createSql's `genericPlans`), for the
+   * autocomplete and the caption search; without it, they set the mode in a transaction on `sql`.
+   */
+  searchSql?: Sql;
+  store: ObjectStore;
+  log: Logger;
+  thumbnails?: Thumbnailer;
+  /** The durable job queue, where background work is sent; the reader has none. */
+  jobs?: JobQueue;
+}

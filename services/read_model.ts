@@ -1,0 +1,161 @@
+/** The read side: database rows shaped into the API's JSON, for the API and the pages alike. */
+import { databaseSnapshot, retryRead, type Sql } from "../db/client.ts";
+import {
+  getImageByShortId,
+  type ImageWithTags,
+  type ListedImages,
+  listImages,
+} from "../db/images.ts";
+import { searchImagesByText, type TextCursor, type TextHit } from "../db/captions.ts";
+import { queryWords } from "../domain/caption_text.ts";
+import { knownTagNames, listTags, suggestTags } from "../db/tags.ts";
+import { splitSearch } from "../domain/search_text.ts";
+import { isShortId } from "../domain/short_id.ts";
+import { SnapshotCache } from "../adapters/http/snapshot_cache.ts";
+import { imageUrls } from "../domain/storage_keys.ts";
+import { AppError } from "../domain/errors.ts";
+import type {
+  ImageDto,
+  ImagePage,
+  ListImagesQuery,
+  ReadModel,
+  TagDto,
+  TagSuggestion,
+} from "../domain/types.ts";
+
+/** A cursor that cannot be read (`bad_cursor`: the API answers 422, a page 400). */
+export class BadCursorError extends AppError {
+  override name = "BadCursorError";
+  constructor() {
+    super("bad_cursor", "cursor: not a valid cursor");
+  }
+}
+
+/** The opaque keyset cursor after `seq`. */
+export function encodeCursor(seq: string): string {
+  return btoa(`v1:${seq}`).replace(/=+$/, "");
+}
+
+/** The keyset position of a cursor, or BadCursorError. */
+export function decodeCursor(cursor: string): string {
+  const m = /^v1:(\d{1,18})$/.exec(cursorText(cursor));
+  if (!m) throw new BadCursorError();
+  return m[1];
+}
+
+/** The opaque cursor of a caption search after a hit of `level` at `seq`. */
+export function encodeTextCursor(after: TextCursor): string {
+  return btoa(`v2:${after.level}:${after.seq}`).replace(/=+$/, "");
+}
+
+/** The position of a caption search's cursor, or BadCursorError. */
+export function decodeTextCursor(cursor: string): TextCursor {
+  const m = /^v2:([12]):(\d{1,18})$/.exec(cursorText(cursor));
+  if (!m) throw new BadCursorError();
+  return { level: Number(m[1]) as 1 | 2, seq: m[2] };
+}
+
+function cursorText(cursor: string): string {
+  try {
+    return atob(cursor);
+  } catch {
+    throw new BadCursorError();
+  }
+}
+
+/** An image row as the API returns it. */
+export function toImageDto(row: ImageWithTags, publicBase: string | undefined): ImageDto {
+  return {
+    short_id: row.short_id,
+    hash: row.hash,
+    content_type: row.content_type,
+    size_bytes: row.size_bytes,
+    width: row.width,
+    height: row.height,
+    thumbnail_key: row.thumbnail_key,
+    tags: row.tags,
+    ...imageUrls(publicBase, row),
+    text: row.text,
+    text_source: row.text_source,
+    created_at: row.created_at.toISOString(),
+  };
+}
+
+/**
+ * The ReadModel over PostgreSQL. Up to `listingCacheEntries` image list pages, and as many tag
+ * lists, are kept while the database has not changed: a page costs the database about 50 index
+ * lookups for the images' tags, and the newest page, the popular tags' pages and the tag browser
+ * are what everyone asks for. Each request still asks the database for its snapshot, so a list is
+ * never older than a fresh query's.
+ */
+export function createReadModel(
+  sql: Sql,
+  publicBase: string | undefined,
+  listingCacheEntries = 0,
+  searchSql: Sql = sql,
+  /** The bound of candidates one listing examines (db/images.ts MAX_EXAMINED; tests set less). */
+  examine?: number,
+): ReadModel {
+  const snapshot = () => retryRead(() => databaseSnapshot(sql));
+  const listings = new SnapshotCache<ImagePage>(listingCacheEntries, snapshot);
+  const tagLists = new SnapshotCache<TagDto[]>(listingCacheEntries, snapshot);
+  const suggestions = new SnapshotCache<TagSuggestion[]>(listingCacheEntries, snapshot);
+  const loadPage = async (q: ListImagesQuery, words: string[], cursor: string | null) => {
+    const limit = q.limit;
+    const rows = await retryRead(async () => {
+      // Aliases mean their targets in a filter too: the statements resolve them.
+      const { tags } = q;
+      const exclude = q.exclude ?? [];
+      if (!words.length) {
+        const beforeSeq = cursor ? decodeCursor(cursor) : null;
+        return await listImages(sql, { tags, exclude, limit: limit + 1, beforeSeq, examine });
+      }
+      const after = cursor ? decodeTextCursor(cursor) : null;
+      return await searchImagesByText(searchSql, { words, tags, exclude, limit: limit + 1, after });
+    });
+    const items = rows.slice(0, limit);
+    const last = items[items.length - 1] as (typeof items)[number] & Partial<TextHit>;
+    // A listing that stopped at its bound of candidates resumes below them, however few it found.
+    const resume = (rows as Partial<ListedImages>).resume ?? null;
+    return {
+      items: items.map((r) => toImageDto(r, publicBase)),
+      next_cursor: rows.length <= limit
+        ? (resume === null ? null : encodeCursor(resume))
+        : last.level
+        ? encodeTextCursor({ level: last.level, seq: last.seq })
+        : encodeCursor(last.seq),
+    };
+  };
+  return {
+    async listImages(q: ListImagesQuery): Promise<ImagePage> {
+      const words = q.q ? queryWords(q.q) : [];
+      const cursor = q.cursor ?? null;
+      // Decoded first: a bad cursor is refused before the cache is asked, and the page is kept
+      // by its position, not by the cursor's spelling.
+      const at = cursor ? (words.length ? decodeTextCursor(cursor) : decodeCursor(cursor)) : null;
+      const exclude = [...q.exclude ?? []].sort();
+      const key = JSON.stringify([[...q.tags].sort(), exclude, words, q.limit, at]);
+      return await listings.get(key, () => loadPage(q, words, cursor));
+    },
+    async getImage(shortId: string) {
+      if (!isShortId(shortId)) return null;
+      const row = await retryRead(() => getImageByShortId(sql, shortId));
+      return row ? toImageDto(row, publicBase) : null;
+    },
+    listTags: (q) =>
+      tagLists.get(
+        JSON.stringify([q.q ?? null, q.sort, q.min_count ?? null, q.limit, q.offset]),
+        () => retryRead(() => listTags(sql, q)),
+      ),
+    splitSearch: (text) => splitSearch(text, (names) => retryRead(() => knownTagNames(sql, names))),
+    suggestTags: (q, limit) => {
+      const minus = q.startsWith("-") ? "-" : "";
+      const text = q.slice(minus.length);
+      if (!text) return Promise.resolve([]);
+      return suggestions.get(JSON.stringify([q, limit]), async () => {
+        const found = await retryRead(() => suggestTags(searchSql, text, limit));
+        return found.map((s) => ({ ...s, name: minus + s.name }));
+      });
+    },
+  };
+}
