@@ -8,7 +8,6 @@
  * States (SPEC, "Login failure counter"): counting (`locked_until` null or past) and locked
  * (`locked_until > now()`). A failure after the window or after a lock starts again at 1.
  */
-import type { Config } from "../adapters/config.ts";
 import type { Sql } from "./client.ts";
 
 /** The limiter settings, in seconds. */
@@ -18,8 +17,15 @@ export interface LoginLimits {
   cooldownSeconds: number;
 }
 
+/** The limiter's variables of a service configuration (adapters/config.ts parses them). */
+export interface LoginLimitSettings {
+  LOGIN_MAX_FAILURES: number;
+  LOGIN_WINDOW_SECONDS: number;
+  LOGIN_COOLDOWN_SECONDS: number;
+}
+
 /** The limits of a service configuration. */
-export function loginLimits(config: Config): LoginLimits {
+export function loginLimits(config: LoginLimitSettings): LoginLimits {
   return {
     maxFailures: config.LOGIN_MAX_FAILURES,
     windowSeconds: config.LOGIN_WINDOW_SECONDS,
