@@ -1,6 +1,5 @@
 /** Small pure helpers shared by the pages and the islands (no Deno APIs: islands bundle this). */
 import { parseFilterText } from "../domain/tag_names.ts";
-import type { ImageDto } from "../domain/types.ts";
 
 /**
  * Parses a comma-separated tag list the way the API normalises names (domain/tag_names.ts),
@@ -22,10 +21,8 @@ export function libraryHref(tags: string[], q = "", cursor: string | null = null
   return parts.length ? `/?${parts.join("&")}` : "/";
 }
 
-/** Alt text of an image: its tags, or a neutral description. */
-export function altText(image: Pick<ImageDto, "tags">): string {
-  return image.tags.length ? image.tags.map((t) => t.name).join(", ") : "Untagged image";
-}
+/** Alt text of an image (a rule the link previews share, so it lives in the domain). */
+export { altText } from "../domain/share_links.ts";
 
 /** "1.4 MB", "812 KB", "532 bytes". */
 export function formatBytes(bytes: number): string {

@@ -1,7 +1,6 @@
 /** oEmbed (https://oembed.com) for an image: a `photo` response, scaled to the consumer's bounds. */
-import { altText } from "../client/ui.ts";
 import type { ImageDto } from "./types.ts";
-import { type PreviewImage, shareLinks, shortIdOfPath } from "./share_links.ts";
+import { altText, type PreviewImage, shareLinks, shortIdOfPath } from "./share_links.ts";
 
 /** The site's name in previews and oEmbed. */
 export const PROVIDER_NAME = "Reactions";

@@ -121,3 +121,8 @@ export function htmlOf(
   return `<img src="${escapeHtml(url)}" alt="${escapeHtml(alt)}" width="${size.width}" ` +
     `height="${size.height}">`;
 }
+
+/** Alt text of an image: its tags, or a neutral description. */
+export function altText(image: Pick<ImageDto, "tags">): string {
+  return image.tags.length ? image.tags.map((t) => t.name).join(", ") : "Untagged image";
+}
