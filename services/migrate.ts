@@ -1,12 +1,14 @@
 /**
  * The migration runner: ordered revisions, each applied in a transaction, under a PostgreSQL
  * advisory lock so that replicas starting together apply each revision exactly once, and
- * recorded in `schema_migrations`. The short-ID backfill runs as its own step between 003 and
- * 004: it copies objects in storage, so it works in batches rather than in one transaction.
+ * recorded in `schema_migrations` (the SQL of both: db/schema_migrations.ts). The short-ID
+ * backfill runs as its own step between 003 and 004: it copies objects in storage, so it works in
+ * batches rather than in one transaction.
  */
 import type { ObjectStore } from "../adapters/storage/mod.ts";
 import { type BackfillOptions, backfillShortIds } from "./backfill_short_ids.ts";
 import type { Sql } from "../db/client.ts";
+import { lockMigrations } from "../db/schema_migrations.ts";
 
 /** One revision: SQL run in a transaction, or a step of code that manages its own. */
 export interface Migration {
@@ -32,9 +34,6 @@ const SQL_FILES = [
   "014_words_tags_index.sql",
   "015_pair_shared_tags.sql",
 ];
-
-/** Arbitrary but fixed key of the advisory lock that serialises migrators. */
-const LOCK_KEY = 0x1a9e_b0a2;
 
 /** The revisions in order, the backfill step included; `upTo` stops after that version. */
 export async function loadMigrations(backfill: BackfillOptions = {}): Promise<Migration[]> {
@@ -65,36 +64,16 @@ export interface MigrateOptions {
 export async function migrate(sql: Sql, store: ObjectStore, opts: MigrateOptions = {}) {
   const migrations = await loadMigrations(opts.backfill);
   const applied: string[] = [];
-  // One connection holds the lock and applies every SQL revision, without the statement timeout
-  // of the service's pool: a revision on a large table, or the wait for another replica's
-  // migrations, may take minutes.
-  const lock = await sql.reserve();
+  const lock = await lockMigrations(sql);
   try {
-    await lock`set statement_timeout = 0`;
-    await lock`select pg_advisory_lock(${LOCK_KEY})`;
-    await lock`create table if not exists schema_migrations (
-      version text primary key, applied_at timestamptz not null default now())`;
-    const done = new Set(
-      (await lock<{ version: string }[]>`select version from schema_migrations`).map((r) =>
-        r.version
-      ),
-    );
     for (const m of migrations) {
-      if (!done.has(m.version)) {
+      if (!lock.applied.has(m.version)) {
         const started = performance.now();
         if (m.sql) {
-          await lock`begin`;
-          try {
-            await lock.unsafe(m.sql);
-            await lock`insert into schema_migrations (version) values (${m.version})`;
-            await lock`commit`;
-          } catch (e) {
-            await lock`rollback`.catch(() => {});
-            throw e;
-          }
+          await lock.applySql(m.version, m.sql);
         } else {
           await m.run!(sql, store);
-          await lock`insert into schema_migrations (version) values (${m.version})`;
+          await lock.record(m.version);
         }
         applied.push(m.version);
         opts.log?.("migration applied", {
@@ -105,9 +84,7 @@ export async function migrate(sql: Sql, store: ObjectStore, opts: MigrateOptions
       if (m.version === opts.target) break;
     }
   } finally {
-    await lock`select pg_advisory_unlock(${LOCK_KEY})`.catch(() => {});
-    await lock`reset statement_timeout`.catch(() => {});
-    lock.release();
+    await lock.release();
   }
   return applied;
 }
