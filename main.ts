@@ -18,6 +18,7 @@ import { implicationsJob } from "./services/tags/implications.ts";
 import { serveUntilSignal } from "./adapters/http/mod.ts";
 import { phashBackfillKind } from "./services/similar/backfill.ts";
 import { workRecognition } from "./services/captions/recognition.ts";
+import { UploadState } from "./services/upload/state.ts";
 import { raiseEventLoopPriority } from "./adapters/event_loop.ts";
 
 const SHUTDOWN_GRACE_MS = 25_000;
@@ -30,6 +31,8 @@ async function main() {
   const resources = await orExit(() => openResources(given, log));
   const config = resources.config;
   const { sql, probeSql, searchSql, store } = resources;
+  // What the uploads share: the app ingests with it, recognition waits while it is busy.
+  const uploads = new UploadState();
   await migrate(sql, store, { log: (msg, f) => log.info(msg, f) });
 
   // The job queue loads and checks its schema, and the upload path warms up, while the
@@ -46,9 +49,12 @@ async function main() {
   await jobs.work(implicationsJob(sql, log));
   const dev = Deno.args.includes("--dev");
   if (await ensureAssets(dev)) log.info("client assets built", { dev });
-  const app = createApp({ config, sql, probeSql, searchSql, store, log, thumbnails, jobs }, {
-    dev,
-  });
+  const app = createApp(
+    { config, sql, probeSql, searchSql, store, log, thumbnails, jobs, uploads },
+    {
+      dev,
+    },
+  );
   const stopSweeper = startDeleteSweeper(sql, store, log);
   await jobs.work(phashBackfillKind({ sql, store, thumbnails, jobs, log }));
   const stopReader = await workRecognition(jobs, {
@@ -56,6 +62,7 @@ async function main() {
     store,
     log,
     thumbnails,
+    uploads,
     maxPixels: config.MAX_IMAGE_PIXELS,
     workers: config.CAPTION_WORKERS,
   });

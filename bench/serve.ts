@@ -18,6 +18,7 @@ import { implicationsJob } from "../services/tags/implications.ts";
 import { warmUploadPath } from "../services/upload/warm_up.ts";
 import { lowerPixelThreads } from "../adapters/thumbnails/pixel_threads.ts";
 import { workRecognition } from "../services/captions/recognition.ts";
+import { UploadState } from "../services/upload/state.ts";
 import { watchEventLoop } from "./_lib.ts";
 import { START_SIGNAL, STOP_SIGNAL } from "./_signals.ts";
 import { raiseEventLoopPriority } from "../adapters/event_loop.ts";
@@ -25,6 +26,7 @@ import { raiseEventLoopPriority } from "../adapters/event_loop.ts";
 const log = new Logger(loadConfig().LOG_LEVEL);
 const resources = await openResources(loadConfig(), log);
 const { config, sql, probeSql, searchSql, store } = resources;
+const uploads = new UploadState();
 await migrate(sql, store);
 // As main.ts does; BENCH_NO_WARMUP=1 leaves the upload path cold (B2's first-upload rows).
 const [thumbnails] = await Promise.all([
@@ -42,11 +44,12 @@ const stopReader = Deno.env.get("BENCH_NO_OCR") === "1"
     store,
     log,
     thumbnails,
+    uploads,
     maxPixels: config.MAX_IMAGE_PIXELS,
     workers: config.CAPTION_WORKERS,
   });
 await ensureAssets();
-const app = createApp({ config, sql, probeSql, searchSql, store, log, thumbnails, jobs });
+const app = createApp({ config, sql, probeSql, searchSql, store, log, thumbnails, jobs, uploads });
 // As main.ts does, once everything that keeps its own priority is started.
 raiseEventLoopPriority();
 const server = Deno.serve({

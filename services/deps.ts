@@ -1,9 +1,10 @@
-/** What one running service instance is made of; built by main.ts (or reader.ts, or a test). */
+/** What one running service instance is made of; built by wiring/service.ts's buildService(). */
 import type { Sql } from "../db/client.ts";
 import type { Config } from "../adapters/config.ts";
 import type { Logger } from "../adapters/log.ts";
 import type { JobQueue } from "../adapters/jobs/mod.ts";
 import type { ObjectStore } from "../adapters/storage/mod.ts";
+import type { UploadState } from "./upload/state.ts";
 
 /** Thumbnail generation, as the upload path sees it (the worker pool implements it). */
 export interface Thumbnailer {
@@ -32,4 +33,14 @@ export interface Services {
   thumbnails?: Thumbnailer;
   /** The durable job queue, where background work is sent; the reader has none. */
   jobs?: JobQueue;
+  /**
+   * What this instance's uploads share (originals being written, uploads in flight); the reader
+   * has none, and createApp() gives an app built without one its own.
+   */
+  uploads?: UploadState;
+}
+
+/** Reads the words printed on an image (adapters/ocr/recognizer.ts in the service). */
+export interface CaptionReading {
+  read(image: Uint8Array, signal?: AbortSignal): Promise<{ text: string }>;
 }

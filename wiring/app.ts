@@ -3,6 +3,7 @@ import { docsRoutes } from "../api/docs.ts";
 import { createApiApp } from "../api/mod.ts";
 import { createShell } from "./app_shell.ts";
 import type { Services } from "../services/deps.ts";
+import { UploadState } from "../services/upload/state.ts";
 import { originSettings } from "../adapters/http/origin.ts";
 import { createPagesApp } from "../routes/mod.ts";
 
@@ -32,8 +33,12 @@ export async function ensureAssets(dev = false): Promise<boolean> {
   return true;
 }
 
-/** Builds the whole app for `services`; nothing here listens or starts anything. */
-export function createApp(services: Services, opts: AppOptions = {}) {
+/**
+ * Builds the whole app for `services`; nothing here listens or starts anything. Services built
+ * without upload state (by hand, in a test) get their own: the app's uploads share it.
+ */
+export function createApp(given: Services, opts: AppOptions = {}) {
+  const services = given.uploads ? given : { ...given, uploads: new UploadState() };
   const { api, read, direct } = createApiApp(services);
   return createShell(services, {
     api,

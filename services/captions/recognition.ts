@@ -9,11 +9,11 @@ import type { Sql } from "../../db/client.ts";
 import { setImageText } from "../../db/captions.ts";
 import type { JobKind, JobQueue } from "../../adapters/jobs/mod.ts";
 import type { Logger } from "../../adapters/log.ts";
-import type { Services } from "../deps.ts";
+import type { CaptionReading, Services } from "../deps.ts";
 import { originalKey } from "../../domain/storage_keys.ts";
 import { type ObjectStore, readAll } from "../../adapters/storage/mod.ts";
 import { normaliseText } from "../../domain/caption_text.ts";
-import { ingestingUploads } from "../upload/ingest.ts";
+import type { UploadState } from "../upload/state.ts";
 
 /** The queue of recognition jobs, one per image. */
 export const RECOGNITION_QUEUE = "caption-recognition";
@@ -23,10 +23,7 @@ export const TEXT_BACKFILL_QUEUE = "caption-backfill";
 /** Images whose recognition one backfill job sends. */
 export const TEXT_BACKFILL_BATCH = 500;
 
-/** Reads the words printed on an image (adapters/ocr/recognizer.ts in the service). */
-export interface CaptionReading {
-  read(image: Uint8Array, signal?: AbortSignal): Promise<{ text: string }>;
-}
+export type { CaptionReading } from "../deps.ts";
 
 /** What the recognition job needs. */
 export interface RecognitionDeps {
@@ -147,13 +144,15 @@ export async function workRecognition(
   jobs: JobQueue,
   deps: Omit<RecognitionDeps, "reader" | "busy"> & {
     thumbnails: { stats(): { queued: number; busy: number } };
+    /** The uploads of this service: recognition waits while they are under way. */
+    uploads?: UploadState;
     /** MAX_IMAGE_PIXELS: larger images are not decoded for reading either. */
     maxPixels: number;
     /** CAPTION_WORKERS: OCR processes, each reading one image at a time. */
     workers: number;
   },
 ): Promise<() => Promise<void>> {
-  const { sql, store, log, thumbnails, maxPixels, workers } = deps;
+  const { sql, store, log, thumbnails, uploads, maxPixels, workers } = deps;
   const reader = lazyReader(async () =>
     (await import("../../adapters/ocr/recognizer.ts")).CaptionReader.start({ maxPixels, workers })
   );
@@ -165,7 +164,7 @@ export async function workRecognition(
     concurrency: workers,
     busy: () => {
       const pool = thumbnails.stats();
-      return pool.queued + pool.busy > 0 || ingestingUploads(UPLOAD_QUIET_MS);
+      return pool.queued + pool.busy > 0 || (uploads?.busy(UPLOAD_QUIET_MS) ?? false);
     },
   }));
   await jobs.work(textBackfillKind({ sql, jobs, log }));

@@ -18,21 +18,10 @@ import { newShortId } from "../../domain/short_id.ts";
 import { originalKey, thumbnailKey } from "../../domain/storage_keys.ts";
 import { sha256Hex } from "../../domain/hash.ts";
 import { similarForUpload, type SimilarRef } from "../similar/upload.ts";
-import { Slots } from "../../domain/slots.ts";
 import { AppError } from "../../domain/errors.ts";
+import type { UploadState } from "./state.ts";
 
-/** Originals written to storage at once by this process (uploads, imports and restores alike). */
-export const PUT_SLOTS = 3;
-/**
- * The longest an original waits for a slot before it is written anyway (a put still within its
- * S3_TIMEOUT_SECONDS holds its slot). Writing is not what limits the upload rate (thumbnails
- * are), but twenty 5 MB originals written at once meant every event-loop turn served a write of
- * each: bench B3, health p99 during a burst of 20 12 MP uploads, alternating runs: median
- * 19.8 ms writing them all at once (17 runs, 9.4-34.3, 8 over 20 ms), 16.5 two to four at a time
- * (22 runs, 7.7-40.3, 4 over 20); the burst took 1.5-1.7 s either way.
- */
-export const PUT_SLOT_WAIT_MS = 1000;
-const putting = new Slots(PUT_SLOTS, PUT_SLOT_WAIT_MS);
+export { PUT_SLOT_WAIT_MS, PUT_SLOTS } from "./state.ts";
 
 /** The header claims more pixels than MAX_IMAGE_PIXELS (`too_many_pixels`). */
 export class TooManyPixelsError extends AppError {
@@ -94,20 +83,8 @@ type Stored = { created: boolean; image: ImageWithTags; phash: bigint | null };
 /** How long an upload's keys stay reserved before the sweeper may collect them. */
 const UPLOAD_GUARD_SECONDS = 3600;
 
-/** Uploads of the same content in flight in this process, so they share one store-and-insert. */
-const inflight = new Map<string, Promise<unknown>>();
-
-/** Uploads being ingested in this process, and when the last one ended (performance.now()). */
-const activity = { inFlight: 0, lastEnded: -Infinity };
-
-/**
- * Whether this process is busy with uploads: one is being ingested, or one ended within `quietMs`
- * (a client sending one after another leaves only short gaps). Background work of lower priority
- * (caption recognition) waits for a quiet moment.
- */
-export function ingestingUploads(quietMs: number): boolean {
-  return activity.inFlight > 0 || performance.now() - activity.lastEnded < quietMs;
-}
+/** The services of an upload, with the uploads' shared state. */
+type Uploading = Services & { uploads: UploadState };
 
 /** Ingests one uploaded file with its (normalised) tags. */
 export async function ingestImage(
@@ -116,17 +93,14 @@ export async function ingestImage(
   tags: string[],
   options: IngestOptions = {},
 ): Promise<IngestResult> {
-  activity.inFlight++;
-  try {
-    return await ingest(services, bytes, tags, options);
-  } finally {
-    activity.inFlight--;
-    activity.lastEnded = performance.now();
-  }
+  const uploads = services.uploads;
+  if (!uploads) throw new Error("ingestImage() needs services.uploads (wiring/service.ts)");
+  using _ingesting = uploads.ingesting();
+  return await ingest({ ...services, uploads }, bytes, tags, options);
 }
 
 async function ingest(
-  services: Services,
+  services: Uploading,
   bytes: Uint8Array,
   tags: string[],
   options: IngestOptions,
@@ -163,7 +137,7 @@ async function ingest(
  * with uploads of the same bytes in flight in this process.
  */
 async function tagOrCreate(
-  services: Services,
+  services: Uploading,
   bytes: Uint8Array,
   hash: string,
   tags: string[],
@@ -172,6 +146,7 @@ async function tagOrCreate(
   options: IngestOptions,
 ): Promise<Stored> {
   for (let attempt = 0; attempt < 3; attempt++) {
+    const { inflight } = services.uploads;
     const pending = inflight.get(hash);
     if (pending) {
       await pending.catch(() => {});
@@ -195,7 +170,7 @@ async function tagOrCreate(
 }
 
 async function createImage(
-  services: Services,
+  services: Uploading,
   bytes: Uint8Array,
   hash: string,
   sniffed: Sniffed,
@@ -218,7 +193,7 @@ async function createImage(
   // The pool copies what it hands to a worker, so `bytes` stays ours for the storage put.
   const [stored, thumb] = await Promise.allSettled([
     (async () => {
-      using _slot = await putting.take();
+      using _slot = await services.uploads.putting.take();
       await store.put(keys[0], bytes, {
         contentLength: bytes.length,
         contentType: sniffed.type,

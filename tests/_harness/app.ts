@@ -11,6 +11,7 @@ import { implicationsJob } from "../../services/tags/implications.ts";
 import { type CaptionReading, recognitionKind } from "../../services/captions/recognition.ts";
 import { captureLogger } from "../../adapters/log.ts";
 import type { Services, Thumbnailer } from "../../services/deps.ts";
+import { UploadState } from "../../services/upload/state.ts";
 import { type FreshDatabase, freshDatabase } from "./db.ts";
 import { disposeS3, startS3, type TestS3 } from "./s3.ts";
 
@@ -86,6 +87,7 @@ export async function startService(opts: TestServiceOptions = {}): Promise<TestS
     log,
     thumbnails: opts.thumbnails,
     jobs,
+    uploads: new UploadState(),
   };
   const app = createApp(services);
   return {

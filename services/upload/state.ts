@@ -1,0 +1,51 @@
+/**
+ * What the uploads of one service instance share while they run: the originals being written to
+ * storage (a few at a time), the uploads of the same content in flight (one store-and-insert for
+ * all of them), and whether uploads are under way (caption recognition waits for a quiet moment).
+ * The wiring (wiring/service.ts) builds one per service and hands it to the upload path and to
+ * caption recognition; nothing of it is module state, so two services in one process (replica
+ * tests) keep apart.
+ */
+import { Slots } from "../../domain/slots.ts";
+
+/** Originals written to storage at once by this process (uploads, imports and restores alike). */
+export const PUT_SLOTS = 3;
+/**
+ * The longest an original waits for a slot before it is written anyway (a put still within its
+ * S3_TIMEOUT_SECONDS holds its slot). Writing is not what limits the upload rate (thumbnails
+ * are), but twenty 5 MB originals written at once meant every event-loop turn served a write of
+ * each: bench B3, health p99 during a burst of 20 12 MP uploads, alternating runs: median
+ * 19.8 ms writing them all at once (17 runs, 9.4-34.3, 8 over 20 ms), 16.5 two to four at a time
+ * (22 runs, 7.7-40.3, 4 over 20); the burst took 1.5-1.7 s either way.
+ */
+export const PUT_SLOT_WAIT_MS = 1000;
+
+/** The shared state of one service's uploads. */
+export class UploadState {
+  /** Originals being written to storage: at most PUT_SLOTS at once. */
+  readonly putting = new Slots(PUT_SLOTS, PUT_SLOT_WAIT_MS);
+  /** Uploads of the same content (by hash) in flight, so they share one store-and-insert. */
+  readonly inflight = new Map<string, Promise<unknown>>();
+  #ingesting = 0;
+  #lastEnded = -Infinity;
+
+  /** Counts an upload as being ingested until it is disposed of. */
+  ingesting(): Disposable {
+    this.#ingesting++;
+    return {
+      [Symbol.dispose]: () => {
+        this.#ingesting--;
+        this.#lastEnded = performance.now();
+      },
+    };
+  }
+
+  /**
+   * Whether uploads are under way: one is being ingested, or one ended within `quietMs` (a client
+   * sending one after another leaves only short gaps). Background work of lower priority (caption
+   * recognition) waits for a quiet moment.
+   */
+  busy(quietMs: number): boolean {
+    return this.#ingesting > 0 || performance.now() - this.#lastEnded < quietMs;
+  }
+}
