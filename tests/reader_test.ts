@@ -42,8 +42,11 @@ const FORBIDDEN = [
   "api/auth.ts",
   "api/docs.ts",
   "services/migrate.ts",
+  "db/schema_migrations.ts",
   "adapters/embedded_postgres/",
   "wiring/resources.ts",
+  "wiring/write_side.ts",
+  "wiring/app.ts",
   "adapters/storage/fs.ts",
   "adapters/islands/build.ts",
   "sharp",
@@ -84,6 +87,7 @@ Deno.test("reader.ts loads none of the write path, the embedded database, migrat
   assert.ok(files.includes("api/read_api.ts") && files.includes("routes/mod.ts"), "sanity");
   assert.ok(files.includes("vendor/postgres/src/index.js"), "sanity: postgres.js, vendored");
   assert.ok(files.includes("adapters/storage/s3.ts"), "sanity");
+  assert.ok(files.includes("wiring/service.ts"), "sanity: built by the one wiring function");
   for (const bad of FORBIDDEN) {
     const hits = [
       ...files.filter((f) => f.startsWith(bad)),

@@ -4,7 +4,7 @@
  * store under DATA_DIR), with the generated credentials of the embedded default.
  */
 import { join } from "node:path";
-import { createSearchSql, createSql, type Sql } from "../db/client.ts";
+import { createSearchSql, createSql } from "../db/client.ts";
 import type { Config } from "../adapters/config.ts";
 import {
   localSecrets,
@@ -16,20 +16,9 @@ import { FsStore } from "../adapters/storage/fs.ts";
 import type { ObjectStore } from "../adapters/storage/mod.ts";
 import { s3Settings, S3Store } from "../adapters/storage/s3.ts";
 import type { SignIn } from "../adapters/startup.ts";
+import type { Resources } from "./service.ts";
 
-/** The opened resources; `close` releases them in reverse order. */
-export interface Resources {
-  config: Config;
-  sql: Sql;
-  /** The health check's own single connection (Services.probeSql). */
-  probeSql: Sql;
-  /** Generic plans for the autocomplete and the caption search (Services.searchSql). */
-  searchSql: Sql;
-  store: ObjectStore;
-  /** How to sign in: the generated password only when the embedded default made it. */
-  signIn: SignIn;
-  close(): Promise<void>;
-}
+export type { Resources } from "./service.ts";
 
 /** The object store the configuration names. */
 export function openStore(config: Config): ObjectStore {

@@ -1,17 +1,18 @@
 /**
  * Builds a complete service for a test file: a fresh database (migrated), s3rver, and the app,
- * with configuration built from `env` overrides exactly as the service would parse it.
+ * with configuration built from `env` overrides exactly as the service would parse it, put
+ * together by wiring/service.ts as main.ts's is, minus what a test leaves out (the thumbnail
+ * workers unless given, the job queue unless asked for, the warm-up, the sweeper, the backfills
+ * and the priorities).
  */
-import { createApp } from "../../wiring/app.ts";
-import { migrate } from "../../services/migrate.ts";
+import type { createApp } from "../../wiring/app.ts";
 import { type Config, loadConfig } from "../../adapters/config.ts";
 import { createSearchSql, createSql } from "../../db/client.ts";
-import { JobQueue } from "../../adapters/jobs/mod.ts";
-import { implicationsJob } from "../../services/tags/implications.ts";
-import { type CaptionReading, recognitionKind } from "../../services/captions/recognition.ts";
+import type { CaptionReading } from "../../services/captions/recognition.ts";
 import { captureLogger } from "../../adapters/log.ts";
 import type { Services, Thumbnailer } from "../../services/deps.ts";
-import { UploadState } from "../../services/upload/state.ts";
+import { buildService } from "../../wiring/service.ts";
+import { writeSide } from "../../wiring/write_side.ts";
 import { type FreshDatabase, freshDatabase } from "./db.ts";
 import { disposeS3, startS3, type TestS3 } from "./s3.ts";
 
@@ -65,43 +66,46 @@ export async function startService(opts: TestServiceOptions = {}): Promise<TestS
   const s3 = opts.s3 ?? await startS3();
   const config = testConfig(db, s3, opts.env);
   const { log, lines } = captureLogger(config.LOG_LEVEL);
-  await migrate(db.sql, s3.store);
-  // The service's own pool, bounded as in production; `db.sql` stays for set-up and inspection.
+  // The service's own pools, bounded as in production; `db.sql` stays for set-up and inspection.
   const sql = createSql(db.url);
   const probeSql = createSql(db.url, { max: 1 });
   const searchSql = createSearchSql(db.url, config.SEARCH_CONNECTIONS);
-  const jobs = opts.jobs ? await JobQueue.start(db.url, log, { maxConnections: 2 }) : undefined;
-  if (jobs) await jobs.work(implicationsJob(sql, log));
-  const reader = opts.captionReader;
-  if (jobs && reader) {
-    await jobs.work(
-      recognitionKind({ sql, store: s3.store, log, reader: () => Promise.resolve(reader) }),
-    );
-  }
-  const services: Services = {
+  const service = await buildService({
     config,
-    sql,
-    probeSql,
-    searchSql,
-    store: s3.store,
     log,
-    thumbnails: opts.thumbnails,
-    jobs,
-    uploads: new UploadState(),
-  };
-  const app = createApp(services);
+    writes: writeSide,
+    resources: {
+      config,
+      sql,
+      probeSql,
+      searchSql,
+      store: s3.store,
+      signIn: { username: config.ADMIN_USERNAME },
+      close: async () => {
+        await sql.end({ timeout: 1 });
+        await probeSql.end({ timeout: 1 });
+        await searchSql.end({ timeout: 1 });
+      },
+    },
+    thumbnails: opts.thumbnails ?? null,
+    jobs: opts.jobs ? { maxConnections: 2 } : false,
+    recognition: opts.captionReader ?? false,
+    warmUp: false,
+    sweeper: false,
+    phashBackfill: false,
+    priorities: false,
+    buildAssets: false,
+    jobsGraceMs: 1000,
+  });
   return {
-    app,
-    services,
+    app: service.app,
+    services: service.services,
     config,
     db,
     s3,
     logs: lines,
     close: async () => {
-      await jobs?.stop(1000);
-      await sql.end({ timeout: 1 });
-      await probeSql.end({ timeout: 1 });
-      await searchSql.end({ timeout: 1 });
+      await service.close();
       if (!opts.db) await db.drop();
       if (!opts.s3) await disposeS3(s3);
     },
