@@ -13,20 +13,41 @@ export const ROOT = new URL("../../", import.meta.url).pathname;
 /** Output kept per stream: the tail, enough for a failure message. */
 const KEEP_CHARS = 64_000;
 
+/** `pid` and the deno processes below it (`deno task start` runs the service as its child). */
+async function denoTree(pid: number): Promise<number[]> {
+  const deno = await Deno.realPath(Deno.execPath());
+  const found = [pid];
+  for (let i = 0; i < found.length; i++) {
+    const tasks = await Array.fromAsync(Deno.readDir(`/proc/${found[i]}/task`)).catch(() => []);
+    for (const task of tasks) {
+      const children = await Deno.readTextFile(`/proc/${found[i]}/task/${task.name}/children`)
+        .catch(() => "");
+      for (const child of children.split(" ").filter(Boolean).map(Number)) {
+        const exe = await Deno.readLink(`/proc/${child}/exe`).catch(() => "");
+        if (exe === deno) found.push(child);
+      }
+    }
+  }
+  return found;
+}
+
 /**
- * The TCP ports process `pid` itself listens on (IPv4 and IPv6), from /proc: the sockets among its
- * open files that the kernel lists in state LISTEN. Empty once it has exited.
+ * The TCP ports process `pid`, or a deno process it started, listens on (IPv4 and IPv6), from
+ * /proc: the sockets among their open files that the kernel lists in state LISTEN. Empty once it
+ * has exited.
  */
 export async function listeningPorts(pid: number): Promise<number[]> {
   const inodes = new Set<string>();
-  try {
-    for await (const fd of Deno.readDir(`/proc/${pid}/fd`)) {
-      const target = await Deno.readLink(`/proc/${pid}/fd/${fd.name}`).catch(() => "");
-      const m = /^socket:\[(\d+)\]$/.exec(target);
-      if (m) inodes.add(m[1]);
+  for (const p of await denoTree(pid)) {
+    try {
+      for await (const fd of Deno.readDir(`/proc/${p}/fd`)) {
+        const target = await Deno.readLink(`/proc/${p}/fd/${fd.name}`).catch(() => "");
+        const m = /^socket:\[(\d+)\]$/.exec(target);
+        if (m) inodes.add(m[1]);
+      }
+    } catch {
+      if (p === pid) return [];
     }
-  } catch {
-    return [];
   }
   const ports = new Set<number>();
   for (const table of ["tcp", "tcp6"]) {
