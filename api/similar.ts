@@ -4,6 +4,7 @@
  * db/similar.ts.
  */
 import { createRoute, z } from "@hono/zod-openapi";
+import { ReadGate } from "../adapters/http/read_gate.ts";
 import { listDuplicatePairs, listSimilarImages } from "../db/similar.ts";
 import { toImageDto } from "../services/read_model.ts";
 import type { Services } from "../services/deps.ts";
@@ -12,6 +13,7 @@ import { DEFAULT_DISTANCE, MAX_DISTANCE } from "../domain/similar.ts";
 import type { ReadModel } from "../domain/types.ts";
 import { mergeImage } from "../services/merge_into.ts";
 import { json, notFound } from "./images.ts";
+import { throughGate } from "./read_limit.ts";
 import { requireAuth } from "./require_auth.ts";
 import { newRouter } from "./router.ts";
 import { bearer, errorResponse, Image, ShortIdParam } from "./schemas.ts";
@@ -59,6 +61,8 @@ const similarRoute = createRoute({
     },
     404: errorResponse("No such image"),
     422: errorResponse("Invalid query"),
+    429: errorResponse("This address has its share of searches in flight (`too_many_reads`)"),
+    503: errorResponse("Every search slot is taken, try again shortly (`reads_busy`)"),
   },
 });
 
@@ -80,18 +84,22 @@ const pairsRoute = createRoute({
       content: json(z.object({ items: z.array(DuplicatePair) })),
     },
     422: errorResponse("Invalid query"),
+    429: errorResponse("This address has its share of searches in flight (`too_many_reads`)"),
+    503: errorResponse("Every search slot is taken, try again shortly (`reads_busy`)"),
   },
 });
 
 /** The public near-duplicate routes. */
-export function similarRoutes(services: Services) {
+export function similarRoutes(services: Services, gate = new ReadGate()) {
   const { sql, config } = services;
   const dto = (row: Parameters<typeof toImageDto>[0]) => toImageDto(row, config.S3_PUBLIC_BASE_URL);
   const app = newRouter();
   app.openapi(similarRoute, async (c) => {
     const { id } = c.req.valid("param");
     const { max_distance, limit } = c.req.valid("query");
-    const found = isShortId(id) ? await listSimilarImages(sql, id, max_distance, limit) : null;
+    const found = isShortId(id)
+      ? await throughGate(gate, c, config, () => listSimilarImages(sql, id, max_distance, limit))
+      : null;
     if (!found) throw notFound();
     return c.json(
       { items: found.map((f) => ({ image: dto(f.image), distance: f.distance })) },
@@ -100,7 +108,7 @@ export function similarRoutes(services: Services) {
   });
   app.openapi(pairsRoute, async (c) => {
     const { limit, offset } = c.req.valid("query");
-    const pairs = await listDuplicatePairs(sql, limit, offset);
+    const pairs = await throughGate(gate, c, config, () => listDuplicatePairs(sql, limit, offset));
     return c.json({ items: pairs.map((p) => ({ ...p, a: dto(p.a), b: dto(p.b) })) }, 200);
   });
   return app;

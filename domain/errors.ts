@@ -57,6 +57,10 @@ export const ERRORS = {
   not_implemented: { status: 501, body: "detail" },
   /** Admission control refused an upload (api/upload_gate.ts). */
   busy: { status: 503, body: "coded", headers: { "Retry-After": "2" } },
+  /** One address has its share of the costly reads in flight (adapters/http/read_gate.ts). */
+  too_many_reads: { status: 429, body: "coded", headers: { "Retry-After": "1" } },
+  /** Every slot for the costly reads is taken and stayed taken (adapters/http/read_gate.ts). */
+  reads_busy: { status: 503, body: "coded", headers: { "Retry-After": "2" } },
   /** The thumbnail queue is full (services/upload/ingest.ts). */
   thumbnails_busy: { status: 503, body: "detail", headers: { "Retry-After": "2" } },
   storage_unavailable: {

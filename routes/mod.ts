@@ -56,8 +56,8 @@ export function createPagesApp(deps: PagesDeps): Hono {
   app.notFound(notFound);
   app.onError((err, c) => {
     // The API's table (domain/errors.ts) decides, so a page and the API agree: a page has one page
-    // for every other refusal of the request (400), and keeps a server error's status and
-    // headers (a 503 says when to try again); tests/errors_test.ts.
+    // for every other refusal of the request (400), and keeps the status and headers of a server
+    // error or a rate limit (a 503 or 429 says when to try again); tests/errors_test.ts.
     const problem = problemOf(err);
     if (problem.log) {
       // The shell's logger carries the request id (wiring/app_shell.ts); a page app alone has none.
@@ -66,7 +66,9 @@ export function createPagesApp(deps: PagesDeps): Hono {
       if (log) log[problem.log.level](message, { path: c.req.path, err: problem.log.err });
       else console.error(message, c.req.path, err);
     }
-    if (problem.status < 500) return problemPage(c, ctx, problem.status === 404 ? 404 : 400);
+    if (problem.status < 500 && problem.status !== 429) {
+      return problemPage(c, ctx, problem.status === 404 ? 404 : 400);
+    }
     const res = problemPage(c, ctx, problem.status);
     for (const [name, value] of Object.entries(problem.headers)) res.headers.set(name, value);
     return res;
