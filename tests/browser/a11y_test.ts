@@ -23,8 +23,7 @@ import { type Face, face } from "./_faces.ts";
 await ensureBuiltAssets();
 
 const pool = await ThumbnailPool.start({ size: 1, maxPixels: 50_000_000 });
-// Many wrong passwords on the login page's error state: the limiter must not lock them out.
-const svc = await startService({ thumbnails: pool, env: { LOGIN_MAX_FAILURES: "1000" } });
+const svc = await startService({ thumbnails: pool });
 const server = serve(svc.app.fetch);
 const browser = BROWSER.skip ? null : await launchBrowser();
 const auth = await authHeader(svc.app);
@@ -228,7 +227,7 @@ a11yTest("the tags page signed in, with the rules editor and the duplicates", {
   },
 });
 
-a11yTest("an image with words and similar images, signed out", {
+a11yTest("an image with similar images, signed out", {
   path: `/i/${original.short_id}`,
   open: (page) => page.locator("section.similar img").first().waitFor(),
 });
