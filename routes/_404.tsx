@@ -18,7 +18,10 @@ export function notFoundPage(c: Context, { render }: PageContext): Response {
 
 const PROBLEMS: Record<number, [string, string]> = {
   400: ["Bad request", "The address has a parameter this page cannot read."],
-  429: ["Too many requests", "This address has sent too many at once. Please try again in a moment."],
+  429: [
+    "Too many requests",
+    "This address has sent too many at once. Please try again in a moment.",
+  ],
   500: ["Something went wrong", "The page could not be loaded. Please try again in a moment."],
   503: [
     "Temporarily unavailable",
