@@ -8,23 +8,14 @@
  * prober idle.
  */
 import postgres from "postgres";
-import {
-  benchMain,
-  freshDatabase,
-  load,
-  type LoadResult,
-  ms,
-  percentile,
-  perS,
-  prewarm,
-  type Row,
-  runParts,
-  signIn,
-  startService,
-  x,
-} from "./_lib.ts";
+import { benchMain, runParts } from "./_lib/bench_main.ts";
+import { freshDatabase, prewarm } from "./_lib/databases.ts";
+import { load, type LoadResult } from "./_lib/load.ts";
+import { ms, perS, type Row, x } from "./_lib/results.ts";
+import { percentile } from "./_lib/stats.ts";
+import { signIn, startService } from "./_lib/service.ts";
 import { seed, SEED_DB } from "./seed.ts";
-import { databaseUrl } from "./_lib.ts";
+import { databaseUrl } from "./_lib/databases.ts";
 
 const APPLY_IMAGES = 100_000;
 

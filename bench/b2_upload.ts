@@ -8,24 +8,15 @@
 import { readUploadForm } from "../api/upload_body.ts";
 import { sha256Hex } from "../domain/hash.ts";
 import { makeThumbnail } from "../adapters/thumbnails/make_thumbnail.ts";
-import {
-  benchMain,
-  freshDatabase,
-  median,
-  ms,
-  multipartBody,
-  photoJpeg,
-  s3rverStore,
-  signIn,
-  socketUpload,
-  startS3Process,
-  startService,
-  timeRuns,
-  type UploadForm,
-  uploadNew,
-  withComment,
-  x,
-} from "./_lib.ts";
+import { benchMain } from "./_lib/bench_main.ts";
+import { freshDatabase } from "./_lib/databases.ts";
+import { median } from "./_lib/stats.ts";
+import { ms, x } from "./_lib/results.ts";
+import { multipartBody, type UploadForm } from "../tests/_harness/upload_form.ts";
+import { photoJpeg, withComment } from "../tests/_harness/photos.ts";
+import { s3rverStore, signIn, startS3Process, startService } from "./_lib/service.ts";
+import { socketUpload, uploadNew } from "./_lib/uploads.ts";
+import { timeRuns } from "./_lib/load.ts";
 
 /**
  * Fresh starts measured for the first-upload rows, each with and without the warm-up. A median of

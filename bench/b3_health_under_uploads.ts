@@ -11,30 +11,24 @@
  * bodies in over seconds) while one prober in this process ran back to back; and each step of an
  * upload alone on 20 bodies at once (bench/_upload_phases.ts).
  */
+import { benchMain } from "./_lib/bench_main.ts";
+import { freshDatabase } from "./_lib/databases.ts";
+import { load } from "./_lib/load.ts";
+import { type LoopGaps } from "../tests/_harness/loop_watch.ts";
+import { median, percentile } from "./_lib/stats.ts";
+import { ms, type Row, x } from "./_lib/results.ts";
+import { photoJpeg } from "../tests/_harness/photos.ts";
+import { PROBE_INTERVAL_MS as INTERVAL_MS, type Probes, probeWhile } from "./_lib/prober.ts";
+import { type ReadyChild, spawnReady } from "./_lib/processes.ts";
 import {
-  benchMain,
-  freshDatabase,
-  load,
-  type LoopGaps,
-  median,
-  ms,
-  percentile,
-  photoJpeg,
-  PROBE_INTERVAL_MS as INTERVAL_MS,
-  type Probes,
-  probeWhile,
-  type ReadyChild,
-  type Row,
   type S3Process,
   type ServiceProcess,
   signIn,
-  spawnReady,
   startS3Process,
   startService,
-  upload,
-  x,
-} from "./_lib.ts";
-import { START_SIGNAL, STOP_SIGNAL } from "./_signals.ts";
+} from "./_lib/service.ts";
+import { upload } from "./_lib/uploads.ts";
+import { START_SIGNAL, STOP_SIGNAL } from "../tests/_harness/measure_signals.ts";
 
 const UPLOADS = 20;
 /**

@@ -8,22 +8,14 @@
  * they got there; a 100 MB upload would exceed MAX_UPLOAD_BYTES anyway).
  */
 import postgres from "postgres";
-import {
-  benchMain,
-  cpuMs,
-  freshDatabase,
-  load,
-  memoryKb,
-  ms,
-  perS,
-  photoJpeg,
-  type S3Process,
-  s3rverStore,
-  spawnReady,
-  startS3Process,
-  startService,
-  x,
-} from "./_lib.ts";
+import { benchMain } from "./_lib/bench_main.ts";
+import { cpuMs, memoryKb } from "./_lib/machine.ts";
+import { freshDatabase } from "./_lib/databases.ts";
+import { load } from "./_lib/load.ts";
+import { ms, perS, x } from "./_lib/results.ts";
+import { photoJpeg } from "../tests/_harness/photos.ts";
+import { type S3Process, s3rverStore, startS3Process, startService } from "./_lib/service.ts";
+import { spawnReady } from "./_lib/processes.ts";
 
 const MiB = 1024 * 1024;
 

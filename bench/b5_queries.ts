@@ -25,31 +25,18 @@ import { listImages } from "../db/images.ts";
 import { listTags } from "../db/tags.ts";
 import { encodeCursor } from "../services/read_model.ts";
 import type { ListTagsQuery } from "../domain/types.ts";
-import {
-  benchMain,
-  type BenchResult,
-  cpuMs,
-  databaseUrl,
-  load,
-  type LoadResult,
-  markdownRows,
-  ms,
-  percentile,
-  photoJpeg,
-  prewarm,
-  random,
-  randomHex,
-  ROOT,
-  type Row,
-  type ServiceProcess,
-  signIn,
-  startService,
-  uploadNew,
-  withComment,
-  x,
-  zipf,
-} from "./_lib.ts";
-import { explainCase, type PlanCase } from "./_plans.ts";
+import { benchMain } from "./_lib/bench_main.ts";
+import { type BenchResult, markdownRows, ms, type Row, x } from "./_lib/results.ts";
+import { cpuMs } from "./_lib/machine.ts";
+import { databaseUrl, prewarm } from "./_lib/databases.ts";
+import { load, type LoadResult } from "./_lib/load.ts";
+import { percentile, randomHex, zipf } from "./_lib/stats.ts";
+import { photoJpeg, withComment } from "../tests/_harness/photos.ts";
+import { mulberry32 } from "../tests/_harness/random.ts";
+import { ROOT } from "./_lib/processes.ts";
+import { type ServiceProcess, signIn, startService } from "./_lib/service.ts";
+import { uploadNew } from "./_lib/uploads.ts";
+import { explainCase, type PlanCase } from "./_lib/plans.ts";
 import { IMAGES, imagesArg, scaleName, seed, seedDb, TAGS } from "./seed.ts";
 import { captionWord, seedCaptions, WORDS } from "./seed_captions.ts";
 
@@ -220,7 +207,7 @@ async function measure(
 
 /** A shape's requests: a stream of draws from `seed` (the same URLs in both modes). */
 function drawn(shape: Shape, seed: number): (i: number) => string {
-  const r = random(seed);
+  const r = mulberry32(seed);
   return () => shape.draw(r);
 }
 
@@ -318,7 +305,7 @@ async function writes(
     ),
   );
   const mine: string[] = [];
-  const r = random(seed);
+  const r = mulberry32(seed);
   try {
     for (const jpeg of jpegs) {
       mine.push(await timed(times.upload, () => uploadNew(svc.base, auth, jpeg)));
@@ -396,7 +383,7 @@ async function writeRows(
   const n = COUNTS.writes;
   const alone = await writes(svc, auth, sql, sample, n, 100);
   // The listings: every request one of the shapes, at random, each drawn as above.
-  const r = random(4);
+  const r = mulberry32(4);
   const listingPath = () => shapes[Math.floor(r() * shapes.length)].draw(r);
   const writing = (async () => {
     await new Promise((ok) => setTimeout(ok, 500)); // the listing load under way first

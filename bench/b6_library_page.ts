@@ -5,17 +5,13 @@
  * renders) afresh.
  */
 import sharp from "sharp";
-import {
-  benchMain,
-  freshDatabase,
-  load,
-  perS,
-  photoPixels,
-  signIn,
-  startService,
-  uploadNew,
-  x,
-} from "./_lib.ts";
+import { benchMain } from "./_lib/bench_main.ts";
+import { freshDatabase } from "./_lib/databases.ts";
+import { load } from "./_lib/load.ts";
+import { perS, x } from "./_lib/results.ts";
+import { photoPixels } from "../tests/_harness/photos.ts";
+import { signIn, startService } from "./_lib/service.ts";
+import { uploadNew } from "./_lib/uploads.ts";
 
 if (import.meta.main) {
   await benchMain("B6", "library page vs the JSON of the same 50 images", async (notes) => {

@@ -9,16 +9,13 @@
 import { migrate } from "../services/migrate.ts";
 import { createSql } from "../db/client.ts";
 import { FsStore } from "../adapters/storage/fs.ts";
-import {
-  benchMain,
-  freshDatabase,
-  median,
-  ms,
-  ROOT,
-  type Row,
-  settle,
-  startS3Process,
-} from "./_lib.ts";
+import { benchMain } from "./_lib/bench_main.ts";
+import { freshDatabase } from "./_lib/databases.ts";
+import { median } from "./_lib/stats.ts";
+import { ms, type Row } from "./_lib/results.ts";
+import { ROOT } from "./_lib/processes.ts";
+import { settle } from "./_lib/machine.ts";
+import { startS3Process } from "./_lib/service.ts";
 
 const MAIN_FLAGS = [
   "--allow-net",

@@ -5,18 +5,13 @@
  * rounds, with the service running throughout (idle while the pool works).
  */
 import { ThumbnailPool } from "../adapters/thumbnails/pool.ts";
-import {
-  benchMain,
-  cpuMs,
-  freshDatabase,
-  perS,
-  photoJpeg,
-  signIn,
-  startS3Process,
-  startService,
-  upload,
-  x,
-} from "./_lib.ts";
+import { benchMain } from "./_lib/bench_main.ts";
+import { cpuMs } from "./_lib/machine.ts";
+import { freshDatabase } from "./_lib/databases.ts";
+import { perS, x } from "./_lib/results.ts";
+import { photoJpeg } from "../tests/_harness/photos.ts";
+import { signIn, startS3Process, startService } from "./_lib/service.ts";
+import { upload } from "./_lib/uploads.ts";
 
 const ROUNDS = 2;
 const PER_ROUND = 40;

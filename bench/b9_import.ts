@@ -9,20 +9,14 @@
  */
 import { join } from "node:path";
 import { rate } from "./b8_upload_rate.ts";
-import {
-  BENCH_PASSWORD,
-  benchMain,
-  freshDatabase,
-  memoryKb,
-  perS,
-  photoJpeg,
-  ROOT,
-  signIn,
-  startS3Process,
-  startService,
-  upload,
-  x,
-} from "./_lib.ts";
+import { BENCH_PASSWORD, signIn, startS3Process, startService } from "./_lib/service.ts";
+import { benchMain } from "./_lib/bench_main.ts";
+import { freshDatabase } from "./_lib/databases.ts";
+import { memoryKb } from "./_lib/machine.ts";
+import { perS, x } from "./_lib/results.ts";
+import { photoJpeg } from "../tests/_harness/photos.ts";
+import { ROOT } from "./_lib/processes.ts";
+import { upload } from "./_lib/uploads.ts";
 
 const IMPORTED = 1000;
 const SMALL_IMPORT = 200;

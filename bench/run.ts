@@ -5,8 +5,10 @@
  * its hand-written notes (bench/_notes.ts).
  * `deno task bench b3 b5` runs only those.
  */
-import { type BenchResult, machineJiffies, markdownRows, RESULTS_DIR, ROOT } from "./_lib.ts";
-import { keepNotes } from "./_notes.ts";
+import { type BenchResult, markdownRows, RESULTS_DIR } from "./_lib/results.ts";
+import { machineJiffies } from "./_lib/machine.ts";
+import { ROOT } from "./_lib/processes.ts";
+import { keepNotes } from "./_lib/notes.ts";
 
 const BENCHES: [string, string][] = [
   ["b1", "bench/b1_thumbnails.ts"],

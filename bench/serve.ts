@@ -12,8 +12,8 @@
 import { loadConfig } from "../adapters/config.ts";
 import { buildService } from "../wiring/service.ts";
 import { writeSide } from "../wiring/write_side.ts";
-import { watchEventLoop } from "./_lib.ts";
-import { START_SIGNAL, STOP_SIGNAL } from "./_signals.ts";
+import { watchEventLoop } from "../tests/_harness/loop_watch.ts";
+import { START_SIGNAL, STOP_SIGNAL } from "../tests/_harness/measure_signals.ts";
 
 const service = await buildService({
   config: loadConfig(),

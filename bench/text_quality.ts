@@ -18,7 +18,7 @@ import sharp from "sharp";
 import { createSql } from "../db/client.ts";
 import { migrate } from "../services/migrate.ts";
 import { FsStore } from "../adapters/storage/fs.ts";
-import { freshDatabase } from "./_lib.ts";
+import { freshDatabase } from "./_lib/databases.ts";
 import {
   captionBands,
   CaptionReader,
