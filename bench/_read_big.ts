@@ -4,7 +4,7 @@
  * sampling its own RSS every 10 ms. Prints `{"growthMb": n, "bytes": n}`.
  */
 import { memoryKb } from "./_lib/machine.ts";
-import { s3rverStore } from "./_lib/service.ts";
+import { s3rverStore } from "../tests/_harness/s3.ts";
 
 const endpoint = Deno.env.get("S3_ENDPOINT")!;
 const bucket = Deno.env.get("S3_BUCKET")!;

@@ -13,7 +13,7 @@ import { sniffImage } from "../domain/image_sniff.ts";
 import { ThumbnailPool } from "../adapters/thumbnails/pool.ts";
 import { cachedPhotoJpeg } from "./_lib/images.ts";
 import { multipartBody } from "../tests/_harness/upload_form.ts";
-import { s3rverStore } from "./_lib/service.ts";
+import { s3rverStore } from "../tests/_harness/s3.ts";
 import { watchEventLoop } from "../tests/_harness/loop_watch.ts";
 import { withComment } from "../tests/_harness/photos.ts";
 

@@ -17,7 +17,7 @@ import { ms, type Row, x } from "./_lib/results.ts";
 import { percentile, zipf } from "./_lib/stats.ts";
 import { probeWhile } from "./_lib/prober.ts";
 import { mulberry32 } from "../tests/_harness/random.ts";
-import { signIn, startS3Process, startService } from "./_lib/service.ts";
+import { signIn, startBenchS3, startService } from "./_lib/service.ts";
 import { uploadNew } from "./_lib/uploads.ts";
 import { captionCorpus, type CaptionImage } from "../tests/_harness/caption_corpus.ts";
 import { SEARCH_SETTINGS } from "../db/client.ts";
@@ -56,7 +56,7 @@ const OCR_SECONDS = 20;
  */
 async function recognition(notes: string[]): Promise<Row[]> {
   const db = await freshDatabase();
-  const s3 = await startS3Process();
+  const s3 = await startBenchS3();
   const svc = await startService(db.url, s3);
   try {
     const auth = await signIn(svc.base);

@@ -14,7 +14,8 @@ import { median } from "./_lib/stats.ts";
 import { ms, x } from "./_lib/results.ts";
 import { multipartBody, type UploadForm } from "../tests/_harness/upload_form.ts";
 import { photoJpeg, withComment } from "../tests/_harness/photos.ts";
-import { s3rverStore, signIn, startS3Process, startService } from "./_lib/service.ts";
+import { s3rverStore } from "../tests/_harness/s3.ts";
+import { signIn, startBenchS3, startService } from "./_lib/service.ts";
 import { socketUpload, uploadNew } from "./_lib/uploads.ts";
 import { timeRuns } from "./_lib/load.ts";
 
@@ -126,7 +127,7 @@ if (import.meta.main) {
     const jpeg = await photoJpeg(4000, 3000, 1);
     const db = await freshDatabase();
     try {
-      const s3 = await startS3Process();
+      const s3 = await startBenchS3();
       const svc = await startService(db.url, s3);
       let socket, fetched;
       try {

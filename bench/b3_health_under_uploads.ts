@@ -14,19 +14,14 @@
 import { benchMain } from "./_lib/bench_main.ts";
 import { freshDatabase } from "./_lib/databases.ts";
 import { load } from "./_lib/load.ts";
-import { type LoopGaps } from "../tests/_harness/loop_watch.ts";
+import type { LoopGaps } from "../tests/_harness/loop_watch.ts";
 import { median, percentile } from "./_lib/stats.ts";
 import { ms, type Row, x } from "./_lib/results.ts";
 import { photoJpeg } from "../tests/_harness/photos.ts";
 import { PROBE_INTERVAL_MS as INTERVAL_MS, type Probes, probeWhile } from "./_lib/prober.ts";
 import { type ReadyChild, spawnReady } from "./_lib/processes.ts";
-import {
-  type S3Process,
-  type ServiceProcess,
-  signIn,
-  startS3Process,
-  startService,
-} from "./_lib/service.ts";
+import type { ChildS3 } from "../tests/_harness/s3_process.ts";
+import { type ServiceProcess, signIn, startBenchS3, startService } from "./_lib/service.ts";
 import { upload } from "./_lib/uploads.ts";
 import { START_SIGNAL, STOP_SIGNAL } from "../tests/_harness/measure_signals.ts";
 
@@ -98,7 +93,7 @@ interface Burst {
  * first. `after` runs on the service before it stops.
  */
 async function burstOnFreshService(
-  s3: S3Process,
+  s3: ChildS3,
   idleMs: number,
   after: (svc: ServiceProcess, auth: Record<string, string>) => Promise<void> = async () => {},
 ): Promise<Burst & { idle: Probes | null }> {
@@ -133,7 +128,7 @@ if (import.meta.main) {
     "B3",
     "health latency during a burst of 20 uploads of 12 MP JPEGs",
     async (notes) => {
-      const s3 = await startS3Process();
+      const s3 = await startBenchS3();
       const bursts: Burst[] = [];
       let idle!: Probes;
       let old!: Awaited<ReturnType<typeof load>>;

@@ -14,12 +14,14 @@ import { freshDatabase } from "./_lib/databases.ts";
 import { load } from "./_lib/load.ts";
 import { ms, perS, x } from "./_lib/results.ts";
 import { photoJpeg } from "../tests/_harness/photos.ts";
-import { type S3Process, s3rverStore, startS3Process, startService } from "./_lib/service.ts";
+import type { ChildS3 } from "../tests/_harness/s3_process.ts";
+import { s3rverStore } from "../tests/_harness/s3.ts";
+import { startBenchS3, startService } from "./_lib/service.ts";
 import { spawnReady } from "./_lib/processes.ts";
 
 const MiB = 1024 * 1024;
 
-async function putObject(s3: S3Process, sql: postgres.Sql, shortId: string, bytes: Uint8Array) {
+async function putObject(s3: ChildS3, sql: postgres.Sql, shortId: string, bytes: Uint8Array) {
   const store = s3rverStore(s3);
   await store.put(`images/${shortId}`, bytes, {
     contentLength: bytes.length,
@@ -111,7 +113,7 @@ if (import.meta.main) {
   await benchMain("B4", "delivery of originals through the service", async (notes) => {
     const db = await freshDatabase();
     try {
-      const s3 = await startS3Process();
+      const s3 = await startBenchS3();
       const svc = await startService(db.url, s3);
       const sql = postgres(db.url, { max: 1, onnotice: () => {} });
       // A real JPEG padded after its end marker to exactly 1 MiB.
@@ -135,7 +137,7 @@ if (import.meta.main) {
       // its RSS sampled every 10 ms.
       const { before, peak, after, bytes, bigMs, growthMb } = await streamBig(svc.base, svc.pid);
       const rssStart = await memoryKb(svc.pid);
-      const pids = [svc.pid, s3.pid, Deno.pid];
+      const pids = [svc.pid, s3.pid(), Deno.pid];
       const full = await compare(viaService, direct, pids);
       const conditional = () =>
         fetch(`${svc.base}/api/v1/images/bench1Mi/file`, {
@@ -179,7 +181,7 @@ if (import.meta.main) {
       const uncached = await compare(
         () => fetch(`${svc2.base}/api/v1/images/bench1Mi/file`),
         direct,
-        [svc2.pid, s3.pid, Deno.pid],
+        [svc2.pid, s3.pid(), Deno.pid],
       );
       const paused = await pausedGrowth(
         svc2.pid,

@@ -15,7 +15,7 @@ import { median } from "./_lib/stats.ts";
 import { ms, type Row } from "./_lib/results.ts";
 import { ROOT } from "./_lib/processes.ts";
 import { settle } from "./_lib/machine.ts";
-import { startS3Process } from "./_lib/service.ts";
+import { startBenchS3 } from "./_lib/service.ts";
 
 const MAIN_FLAGS = [
   "--allow-net",
@@ -171,7 +171,7 @@ if (import.meta.main) {
       await migrate(sql, new FsStore(objects));
       await sql.end();
       await Deno.remove(objects, { recursive: true });
-      const s3 = await startS3Process();
+      const s3 = await startBenchS3();
       const env = {
         DATABASE_URL: db.url,
         S3_BUCKET: s3.bucket,

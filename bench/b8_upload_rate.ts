@@ -10,7 +10,7 @@ import { cpuMs } from "./_lib/machine.ts";
 import { freshDatabase } from "./_lib/databases.ts";
 import { perS, x } from "./_lib/results.ts";
 import { photoJpeg } from "../tests/_harness/photos.ts";
-import { signIn, startS3Process, startService } from "./_lib/service.ts";
+import { signIn, startBenchS3, startService } from "./_lib/service.ts";
 import { upload } from "./_lib/uploads.ts";
 
 const ROUNDS = 2;
@@ -41,13 +41,13 @@ if (import.meta.main) {
     const [warm1, warm2, ...measured] = images;
     const db = await freshDatabase();
     try {
-      const s3 = await startS3Process();
+      const s3 = await startBenchS3();
       const svc = await startService(db.url, s3);
       const workers = svc.workers;
       const auth = await signIn(svc.base);
       for (const w of [warm1, warm2]) await (await upload(svc.base, auth, w)).arrayBuffer();
       const statuses = new Map<number, number>();
-      const pids = [svc.pid, s3.pid, Deno.pid];
+      const pids = [svc.pid, s3.pid(), Deno.pid];
       const uploadOne = async (bytes: Uint8Array) => {
         const res = await upload(svc.base, auth, bytes, ["bench"]);
         await res.arrayBuffer();

@@ -9,7 +9,7 @@
  */
 import { join } from "node:path";
 import { rate } from "./b8_upload_rate.ts";
-import { BENCH_PASSWORD, signIn, startS3Process, startService } from "./_lib/service.ts";
+import { BENCH_PASSWORD, signIn, startBenchS3, startService } from "./_lib/service.ts";
 import { benchMain } from "./_lib/bench_main.ts";
 import { freshDatabase } from "./_lib/databases.ts";
 import { memoryKb } from "./_lib/machine.ts";
@@ -82,7 +82,7 @@ if (import.meta.main) {
       for (let i = 0; i < 2 * BASELINE; i++) {
         baseline[i % 2].push(await photoJpeg(WIDTH, HEIGHT, 70_000 + i));
       }
-      const s3 = await startS3Process();
+      const s3 = await startBenchS3();
       const svc = await startService(db.url, s3);
       try {
         const auth = await signIn(svc.base);

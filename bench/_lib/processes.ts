@@ -21,9 +21,24 @@ const children = new Set<Child>();
 /** Temporary folders of services started here, removed when they stop. */
 export const tempDirs = new Set<string>();
 
-/** Kills every child started through this module (SIGTERM, then SIGKILL after 5 s). */
+/** Stops of processes started elsewhere (s3rver), run once by `stopAllChildren` at the latest. */
+const stops = new Set<() => Promise<void>>();
+
+/** `stop`, run once: by the returned function or by `stopAllChildren`, whichever comes first. */
+export function stopAtEnd(stop: () => Promise<void>): () => Promise<void> {
+  const once = async () => {
+    if (stops.delete(once)) await stop();
+  };
+  stops.add(once);
+  return once;
+}
+
+/**
+ * Kills every child started through this module (SIGTERM, then SIGKILL after 5 s) and runs the
+ * stops given to `stopAtEnd`.
+ */
 export async function stopAllChildren(): Promise<void> {
-  await Promise.all([...children].map((c) => stopChild(c)));
+  await Promise.all([...[...children].map((c) => stopChild(c)), ...[...stops].map((s) => s())]);
   for (const dir of tempDirs) await Deno.remove(dir, { recursive: true }).catch(() => {});
   tempDirs.clear();
 }

@@ -4,45 +4,17 @@
  *
  * @module
  */
-import { S3Store } from "../../adapters/storage/s3.ts";
-import { spawnReady, tempDirs } from "./processes.ts";
+import { disposeS3 } from "../../tests/_harness/s3.ts";
+import { type ChildS3, startS3Process } from "../../tests/_harness/s3_process.ts";
+import { spawnReady, stopAtEnd, tempDirs } from "./processes.ts";
 
-/** s3rver in its own process. */
-export interface S3Process {
-  endpoint: string;
-  port: number;
-  bucket: string;
-  pid: number;
-  stop(): Promise<void>;
-}
-
-/** A store on s3rver's bucket, with the credentials s3rver accepts. */
-export function s3rverStore(s3: { endpoint: string; bucket: string }, timeoutMs?: number): S3Store {
-  return new S3Store({
-    timeoutMs,
-    bucket: s3.bucket,
-    endpoint: s3.endpoint,
-    region: "us-east-1",
-    accessKeyId: "S3RVER",
-    secretAccessKey: "S3RVER",
-    forcePathStyle: true,
-  });
-}
-
-/** Starts s3rver (`bench/s3_server.ts`) in a child process on a loopback port. */
-export async function startS3Process(): Promise<S3Process> {
-  const child = await spawnReady<{ port: number; bucket: string; dir: string }>(
-    "bench/s3_server.ts",
-    {},
-  );
-  const { port, bucket, dir } = child.info;
-  tempDirs.add(dir);
-  const stop = async () => {
-    await child.stop();
-    await Deno.remove(dir, { recursive: true }).catch(() => {});
-    tempDirs.delete(dir);
-  };
-  return { endpoint: `http://127.0.0.1:${port}`, port, bucket, pid: child.pid, stop };
+/**
+ * s3rver in a child process (tests/_harness/s3_process.ts, the tests' own), stopped and its
+ * folder removed by `stop()` or, at the latest, when the benchmark ends (`stopAllChildren`).
+ */
+export async function startBenchS3(): Promise<ChildS3> {
+  const s3 = await startS3Process();
+  return { ...s3, stop: stopAtEnd(() => disposeS3(s3)) };
 }
 
 /** The bench admin's password and token secret. */
@@ -64,7 +36,7 @@ export interface ServiceProcess {
  */
 export async function startService(
   databaseUrl: string,
-  s3: S3Process | null,
+  s3: Pick<ChildS3, "endpoint" | "bucket"> | null,
   env: Record<string, string> = {},
 ): Promise<ServiceProcess> {
   const dataDir = await Deno.makeTempDir({ prefix: "bench-data-" });
