@@ -11,13 +11,13 @@
  */
 import postgres from "postgres";
 import { benchMain, runParts } from "./_lib/bench_main.ts";
-import { databaseUrl, freshDatabase, prewarm } from "./_lib/databases.ts";
+import { databaseUrl, freshBenchDatabase, prewarm } from "./_lib/databases.ts";
 import { load, type LoadResult } from "./_lib/load.ts";
 import { ms, type Row, x } from "./_lib/results.ts";
 import { percentile, zipf } from "./_lib/stats.ts";
 import { probeWhile } from "./_lib/prober.ts";
 import { mulberry32 } from "../tests/_harness/random.ts";
-import { signIn, startBenchS3, startService } from "./_lib/service.ts";
+import { signIn, spawnBenchService, startBenchS3 } from "./_lib/service.ts";
 import { uploadNew } from "./_lib/uploads.ts";
 import { captionCorpus, type CaptionImage } from "../tests/_harness/caption_corpus.ts";
 import { SEARCH_SETTINGS } from "../db/client.ts";
@@ -55,9 +55,9 @@ const OCR_SECONDS = 20;
  * to its text, and health against the same prober idle.
  */
 async function recognition(notes: string[]): Promise<Row[]> {
-  const db = await freshDatabase();
+  const db = await freshBenchDatabase();
   const s3 = await startBenchS3();
-  const svc = await startService(db.url, s3);
+  const svc = await spawnBenchService(db.url, s3);
   try {
     const auth = await signIn(svc.base);
     const images: CaptionImage[] = [];
@@ -171,8 +171,10 @@ async function search(notes: string[]): Promise<Row[]> {
       `slips), ${facts.links} word links (${facts.links_size}; dictionary ${facts.words_size})`,
   );
   const warmed = await prewarm(databaseUrl(SEED_DB));
-  notes.push(`${SEED_DB} read into the file cache first (${warmed} MB; bench/_lib.ts prewarm)`);
-  const svc = await startService(databaseUrl(SEED_DB), null, { LISTING_CACHE_ENTRIES: "0" });
+  notes.push(
+    `${SEED_DB} read into the file cache first (${warmed} MB; bench/_lib/databases.ts prewarm)`,
+  );
+  const svc = await spawnBenchService(databaseUrl(SEED_DB), null, { LISTING_CACHE_ENTRIES: "0" });
   const rows: Row[] = [];
   try {
     const r = mulberry32(42);

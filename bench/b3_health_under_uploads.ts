@@ -12,7 +12,7 @@
  * upload alone on 20 bodies at once (bench/_upload_phases.ts).
  */
 import { benchMain } from "./_lib/bench_main.ts";
-import { freshDatabase } from "./_lib/databases.ts";
+import { freshBenchDatabase } from "./_lib/databases.ts";
 import { load } from "./_lib/load.ts";
 import type { LoopGaps } from "../tests/_harness/loop_watch.ts";
 import { median, percentile } from "./_lib/stats.ts";
@@ -21,7 +21,7 @@ import { photoJpeg } from "../tests/_harness/photos.ts";
 import { PROBE_INTERVAL_MS as INTERVAL_MS, type Probes, probeWhile } from "./_lib/prober.ts";
 import { type ReadyChild, spawnReady } from "./_lib/processes.ts";
 import type { ChildS3 } from "../tests/_harness/s3_process.ts";
-import { type ServiceProcess, signIn, startBenchS3, startService } from "./_lib/service.ts";
+import { type BenchService, signIn, spawnBenchService, startBenchS3 } from "./_lib/service.ts";
 import { upload } from "./_lib/uploads.ts";
 import { START_SIGNAL, STOP_SIGNAL } from "../tests/_harness/measure_signals.ts";
 
@@ -95,12 +95,12 @@ interface Burst {
 async function burstOnFreshService(
   s3: ChildS3,
   idleMs: number,
-  after: (svc: ServiceProcess, auth: Record<string, string>) => Promise<void> = async () => {},
+  after: (svc: BenchService, auth: Record<string, string>) => Promise<void> = async () => {},
 ): Promise<Burst & { idle: Probes | null }> {
-  const db = await freshDatabase();
+  const db = await freshBenchDatabase();
   try {
     const loopFile = `${await Deno.makeTempDir({ prefix: "bench-b3-loop-" })}/gaps.json`;
-    const svc = await startService(db.url, s3, { BENCH_LOOP_FILE: loopFile });
+    const svc = await spawnBenchService(db.url, s3, { BENCH_LOOP_FILE: loopFile });
     try {
       const auth = await signIn(svc.base);
       await (await upload(svc.base, auth, await photoJpeg(640, 480, 1))).arrayBuffer();

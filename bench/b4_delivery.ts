@@ -10,13 +10,13 @@
 import postgres from "postgres";
 import { benchMain } from "./_lib/bench_main.ts";
 import { cpuMs, memoryKb } from "./_lib/machine.ts";
-import { freshDatabase } from "./_lib/databases.ts";
+import { freshBenchDatabase } from "./_lib/databases.ts";
 import { load } from "./_lib/load.ts";
 import { ms, perS, x } from "./_lib/results.ts";
 import { photoJpeg } from "../tests/_harness/photos.ts";
 import type { ChildS3 } from "../tests/_harness/s3_process.ts";
 import { s3rverStore } from "../tests/_harness/s3.ts";
-import { startBenchS3, startService } from "./_lib/service.ts";
+import { spawnBenchService, startBenchS3 } from "./_lib/service.ts";
 import { spawnReady } from "./_lib/processes.ts";
 
 const MiB = 1024 * 1024;
@@ -111,10 +111,10 @@ async function compare(
 
 if (import.meta.main) {
   await benchMain("B4", "delivery of originals through the service", async (notes) => {
-    const db = await freshDatabase();
+    const db = await freshBenchDatabase();
     try {
       const s3 = await startBenchS3();
-      const svc = await startService(db.url, s3);
+      const svc = await spawnBenchService(db.url, s3);
       const sql = postgres(db.url, { max: 1, onnotice: () => {} });
       // A real JPEG padded after its end marker to exactly 1 MiB.
       const jpeg = await photoJpeg(900, 700, 4);
@@ -177,7 +177,7 @@ if (import.meta.main) {
       // and then pauses 1.5 s: what the RSS gains then was buffered, since nothing was consumed.
       const second = await streamBig(svc.base, svc.pid);
       // The same service without its delivery cache: every GET streams from s3rver.
-      const svc2 = await startService(db.url, s3, { DELIVERY_CACHE_MB: "0" });
+      const svc2 = await spawnBenchService(db.url, s3, { DELIVERY_CACHE_MB: "0" });
       const uncached = await compare(
         () => fetch(`${svc2.base}/api/v1/images/bench1Mi/file`),
         direct,

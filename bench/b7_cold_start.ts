@@ -10,7 +10,7 @@ import { migrate } from "../services/migrate.ts";
 import { createSql } from "../db/client.ts";
 import { FsStore } from "../adapters/storage/fs.ts";
 import { benchMain } from "./_lib/bench_main.ts";
-import { freshDatabase } from "./_lib/databases.ts";
+import { freshBenchDatabase } from "./_lib/databases.ts";
 import { median } from "./_lib/stats.ts";
 import { ms, type Row } from "./_lib/results.ts";
 import { ROOT } from "./_lib/processes.ts";
@@ -164,7 +164,7 @@ if (import.meta.main) {
       });
       return rows;
     }
-    const db = await freshDatabase();
+    const db = await freshBenchDatabase();
     try {
       const sql = createSql(db.url, { max: 2 });
       const objects = await Deno.makeTempDir({ prefix: "bench-reader-" });

@@ -7,10 +7,10 @@
 import { ThumbnailPool } from "../adapters/thumbnails/pool.ts";
 import { benchMain } from "./_lib/bench_main.ts";
 import { cpuMs } from "./_lib/machine.ts";
-import { freshDatabase } from "./_lib/databases.ts";
+import { freshBenchDatabase } from "./_lib/databases.ts";
 import { perS, x } from "./_lib/results.ts";
 import { photoJpeg } from "../tests/_harness/photos.ts";
-import { signIn, startBenchS3, startService } from "./_lib/service.ts";
+import { signIn, spawnBenchService, startBenchS3 } from "./_lib/service.ts";
 import { upload } from "./_lib/uploads.ts";
 
 const ROUNDS = 2;
@@ -39,10 +39,10 @@ if (import.meta.main) {
     const images: Uint8Array[] = [];
     for (let i = 0; i < IMAGES + 2; i++) images.push(await photoJpeg(1155, 866, 1000 + i));
     const [warm1, warm2, ...measured] = images;
-    const db = await freshDatabase();
+    const db = await freshBenchDatabase();
     try {
       const s3 = await startBenchS3();
-      const svc = await startService(db.url, s3);
+      const svc = await spawnBenchService(db.url, s3);
       const workers = svc.workers;
       const auth = await signIn(svc.base);
       for (const w of [warm1, warm2]) await (await upload(svc.base, auth, w)).arrayBuffer();

@@ -9,9 +9,9 @@
  */
 import { join } from "node:path";
 import { rate } from "./b8_upload_rate.ts";
-import { BENCH_PASSWORD, signIn, startBenchS3, startService } from "./_lib/service.ts";
+import { BENCH_PASSWORD, signIn, spawnBenchService, startBenchS3 } from "./_lib/service.ts";
 import { benchMain } from "./_lib/bench_main.ts";
-import { freshDatabase } from "./_lib/databases.ts";
+import { freshBenchDatabase } from "./_lib/databases.ts";
 import { memoryKb } from "./_lib/machine.ts";
 import { perS, x } from "./_lib/results.ts";
 import { photoJpeg } from "../tests/_harness/photos.ts";
@@ -72,7 +72,7 @@ async function runImport(base: string, dir: string) {
 if (import.meta.main) {
   await benchMain("B9", "import of a folder vs the B8 upload rate", async (notes) => {
     const tmp = await Deno.makeTempDir({ prefix: "bench-b9-" });
-    const db = await freshDatabase();
+    const db = await freshBenchDatabase();
     try {
       const big = join(tmp, "big");
       const small = join(tmp, "small");
@@ -83,7 +83,7 @@ if (import.meta.main) {
         baseline[i % 2].push(await photoJpeg(WIDTH, HEIGHT, 70_000 + i));
       }
       const s3 = await startBenchS3();
-      const svc = await startService(db.url, s3);
+      const svc = await spawnBenchService(db.url, s3);
       try {
         const auth = await signIn(svc.base);
         for (let i = 0; i < 2; i++) {

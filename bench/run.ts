@@ -2,7 +2,7 @@
  * `deno task bench`: seeds `bench_1m` when needed (`bench/seed.ts`), then runs B1 to B9, each in
  * its own process (so none inherits another's heap, workers or children), prints one Markdown
  * table and writes bench/RESULTS.md (with the date, the machine's cores and the command), keeping
- * its hand-written notes (bench/_notes.ts).
+ * its hand-written notes (bench/_lib/notes.ts).
  * `deno task bench b3 b5` runs only those.
  */
 import { type BenchResult, markdownRows, RESULTS_DIR } from "./_lib/results.ts";

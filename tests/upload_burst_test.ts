@@ -60,7 +60,7 @@ Deno.test("ten 12 MP uploads at once never hold the service's event loop for lon
     child.kill(STOP_SIGNAL);
     assert.deepEqual(statuses, Array(UPLOADS).fill(201));
     // The signals start and stop the watch and nothing else: SIGUSR1 would have opened Deno's
-    // inspector in the service being measured (bench/_signals.ts).
+    // inspector in the service being measured (tests/_harness/measure_signals.ts).
     assert.doesNotMatch(child.output(), /Debugger listening|inspector server/i);
     let report: LoopGaps | null = null;
     for (let i = 0; i < 200 && !report; i++) {

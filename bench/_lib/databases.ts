@@ -7,13 +7,13 @@
 import postgres from "postgres";
 
 /** The PostgreSQL server of the benchmarks. */
-export function serverUrl(): string {
+export function benchServerUrl(): string {
   return Deno.env.get("BENCH_DATABASE_URL") ?? "postgres://postgres@127.0.0.1:5432/postgres";
 }
 
 /** The URL of database `name` on the bench server. */
 export function databaseUrl(name: string): string {
-  const u = new URL(serverUrl());
+  const u = new URL(benchServerUrl());
   u.pathname = `/${name}`;
   return u.toString();
 }
@@ -42,7 +42,7 @@ export async function prewarm(url: string): Promise<number> {
 
 /** Runs `fn` on an admin connection to the server's default database. */
 export async function withAdmin<T>(fn: (sql: postgres.Sql) => Promise<T>): Promise<T> {
-  const admin = postgres(serverUrl(), { max: 1, onnotice: () => {} });
+  const admin = postgres(benchServerUrl(), { max: 1, onnotice: () => {} });
   try {
     return await fn(admin);
   } finally {
@@ -51,7 +51,7 @@ export async function withAdmin<T>(fn: (sql: postgres.Sql) => Promise<T>): Promi
 }
 
 /** A fresh, empty database `bench_<random>`; `drop()` removes it. */
-export async function freshDatabase(): Promise<
+export async function freshBenchDatabase(): Promise<
   { name: string; url: string; drop(): Promise<void> }
 > {
   const name = `bench_${crypto.randomUUID().replaceAll("-", "").slice(0, 12)}`;

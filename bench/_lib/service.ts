@@ -22,7 +22,7 @@ export const BENCH_PASSWORD = "bench password that nobody uses";
 export const BENCH_SECRET = "bench-secret-that-is-at-least-32-bytes-long!!";
 
 /** The service under test in a child process. */
-export interface ServiceProcess {
+export interface BenchService {
   base: string;
   pid: number;
   /** Its thumbnail workers (THUMBNAIL_WORKERS). */
@@ -34,11 +34,11 @@ export interface ServiceProcess {
  * Starts `bench/serve.ts` on `databaseUrl`, with s3rver when given, else the filesystem store
  * under a temporary DATA_DIR. `env` adds or overrides configuration.
  */
-export async function startService(
+export async function spawnBenchService(
   databaseUrl: string,
   s3: Pick<ChildS3, "endpoint" | "bucket"> | null,
   env: Record<string, string> = {},
-): Promise<ServiceProcess> {
+): Promise<BenchService> {
   const dataDir = await Deno.makeTempDir({ prefix: "bench-data-" });
   tempDirs.add(dataDir);
   // BENCH_SERVE_FLAGS: extra deno flags for the service (diagnostics, e.g. V8 GC tracing).
