@@ -47,9 +47,9 @@ const bool = (fallback: boolean) =>
 /** All cores but one, at least one: the other is the event loop's, which every request needs. */
 const coresButOne = () => Math.max(1, (navigator.hardwareConcurrency ?? 2) - 1);
 /**
- * OCR processes: at nice 19 they only take idle cores, and each holds about 330 MB, so two at
- * most unless configured. One could not keep up with two captioned uploads a second on two cores
- * (bench B10: the last text 12 s after the last upload; two: 1.2 s).
+ * OCR processes: at nice 19 they only take idle cores, and each holds a few hundred MB, so two at
+ * most unless configured; one could not keep up with two captioned uploads a second on two cores
+ * (bench B10, figures in bench/RESULTS.md#notes-moved-from-code-comments).
  */
 const defaultCaptionWorkers = () => Math.min(2, navigator.hardwareConcurrency ?? 1);
 
@@ -67,8 +67,8 @@ const schema = z.object({
     }).optional(),
   ),
   // How long a client's request may make no progress (and its headers take in all) before its
-  // connection is closed (adapters/http/serve.ts); the handler's own time is not counted. 0: no client
-  // timeouts (Deno.serve), only for a service that a proxy bounding slow clients fronts.
+  // connection is closed (adapters/http/serve.ts); the handler's own time is not counted. 0: no
+  // client timeouts (Deno.serve), only for a service that a proxy bounding slow clients fronts.
   CLIENT_TIMEOUT_SECONDS: int(0, 3600).default(30),
   // Host names the service answers for (adapters/http/host.ts); empty: any valid host[:port].
   ALLOWED_HOSTS: z.preprocess(
@@ -108,10 +108,9 @@ const schema = z.object({
   // Caption searches and autocompletes at once (the search pool, db/client.ts). Each is a
   // millisecond or two of PostgreSQL's CPU, never waiting on a disk: more at once than the cores
   // PostgreSQL can have only time-slice them, and with PostgreSQL on the same machine, one core
-  // stays the service's. At a million images on two cores, concurrency 8, B10's p99 at four
-  // connections 21-35 ms, at two 16-26, at one 11-20 (the searches PostgreSQL works hardest for
-  // 10-20% fewer a second; bench/RESULTS.md). A PostgreSQL with cores of its own, or one that
-  // reads from disk, gains from more (configured).
+  // stays the service's: fewer connections gave B10 a lower p99 on two cores (figures in
+  // bench/RESULTS.md#notes-moved-from-code-comments). A PostgreSQL with cores of its own, or one
+  // that reads from disk, gains from more (configured).
   SEARCH_CONNECTIONS: int(1, 64).default(coresButOne),
   DELIVERY_CACHE_MB: int(0, 65_536).default(64),
   LISTING_CACHE_ENTRIES: int(0, 100_000).default(256),

@@ -1,8 +1,8 @@
 /**
- * Cooperative yielding for long streams of small steps. A read of a request body that is
- * already buffered, or a write the socket takes at once, completes without the event loop
- * turning, so a loop of them runs as one stretch: twenty 5.3 MB uploads read and hashed chunk
- * by chunk held the loop for 407 ms in one go (B3's main-thread CPU between two timer ticks).
+ * Cooperative yielding for long streams of small steps. A read of a request body that is already
+ * buffered, or a write the socket takes at once, completes without the event loop turning, so a
+ * loop of them runs as one stretch that holds the loop for a whole burst of uploads (B3's
+ * main-thread CPU between two timer ticks; bench/RESULTS.md#notes-moved-from-code-comments).
  * `yieldIfBusy()` lets timers and I/O (a health probe) run in between. And the event loop's
  * thread's CPU priority.
  */
@@ -16,8 +16,9 @@ export const BUDGET_MS = 2;
 
 /**
  * How long the steps of the only request being handled may hold the loop. A 0 ms timer set on a
- * free loop fires 1-2.1 ms later (Deno waits at least 1 ms and its timers tick by the millisecond),
- * so one not fired HOLD_MS after it was set means the loop has been held past its due time.
+ * free loop fires within about 2 ms (Deno waits at least 1 ms and its timers tick by the
+ * millisecond), so one not fired HOLD_MS after it was set means the loop has been held past its
+ * due time.
  */
 export const HOLD_MS = 3;
 
@@ -54,10 +55,9 @@ function markNextTurn() {
  * since the loop last ran timers, and stays paused until it does again: twenty uploads at once
  * then leave room for health probes and reads (bench B3). The only request pauses only when the
  * loop has really been held for HOLD_MS: a step that waited for I/O let the loop turn already,
- * and a pause then only idles the upload (a 0 ms timer takes 1-2 ms). A 5.3 MB body read, parsed
- * and hashed as it streamed in took 20-26 ms pausing by BUDGET_MS, 12 ms by HOLD_MS, 7.2 ms
- * never pausing (scratch, Deno.serve over loopback); pausing by HOLD_MS in a burst too made B3's
- * health p99 15 ms instead of 10.
+ * and a pause then only idles the upload (a 0 ms timer takes a millisecond or two). Pausing by
+ * HOLD_MS alone keeps a lone upload close to never pausing; pausing by it in a burst too raised
+ * B3's health p99 (figures in bench/RESULTS.md#notes-moved-from-code-comments).
  */
 export function yieldIfBusy(): Promise<void> | undefined {
   markNextTurn();
@@ -74,9 +74,9 @@ export function yieldIfBusy(): Promise<void> | undefined {
  * image's unprivileged user).
  * Every request passes through that one thread, and under a burst of uploads it waited for a core
  * behind other processes' work at the same priority (s3rver's, PostgreSQL's, the uploading
- * clients'), though it held the loop for at most 6 ms at a time: B3's health probes, p99 11-44 ms
- * at nice 0, 7.5-26 at -10, 9-30 at -5 (bench/RESULTS.md). It uses a quarter to half of one core
- * there, so the rest of the machine keeps the rest.
+ * clients'), though it held the loop for a few milliseconds at a time; at -10 B3's health p99 is
+ * lowest (figures in bench/RESULTS.md#notes-moved-from-code-comments). It uses a quarter to half of
+ * one core there, so the rest of the machine keeps the rest.
  */
 export const EVENT_LOOP_NICE = -10;
 

@@ -115,12 +115,11 @@ const FIRST_CAPACITY = 256 * 1024;
 /**
  * Reads the body into one buffer, parsing the form after each read and hashing the `file` part's
  * bytes as they arrive (`onRead`), so that nothing is left to do over the whole body once its
- * last byte is in: 20 bodies of 5.3 MB arriving together made 123 ms of parsing and 81 ms of
- * hashing in one stretch of the event loop, each read now costs microseconds. Refused with 413
+ * last byte is in, and no step holds the event loop for a whole body (B3). Refused with 413
  * as soon as it passes `limit` bytes, and with 400 (any other error) when it disagrees with its
  * Content-Length (already checked against the limit). A byte stream (Deno.serve's bodies) is
- * read in place: for a 5.3 MB upload this took 1.7-2.2 ms of the event loop where copying its
- * 64 KB chunks took 7.1-7.6 ms (bench B2).
+ * read in place, a fraction of the event loop's time that copying its chunks takes (bench B2;
+ * figures in bench/RESULTS.md#notes-moved-from-code-comments).
  */
 async function readBody(
   body: ReadableStream<Uint8Array>,

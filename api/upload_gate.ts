@@ -27,10 +27,9 @@ export const READ_SLOTS = 3;
 
 /**
  * The longest an upload waits for a read slot before it reads anyway. Reading is not what limits
- * the upload rate (thumbnails are), but with 20 bodies of 12 MB arriving together each event-loop
- * turn served a read of every one of them (bench B3, health p99 under the burst, 12 runs each:
- * median 30.7 ms, 19.6-55.9, reading all 20; median 23.1 ms, 14.6-49.0, reading 3 at a time; the
- * burst took 1.9-2.4 s either way). A client that sends its body slowly delays the others by this
- * much, never blocks them.
+ * the upload rate (thumbnails are), but with 20 bodies arriving together each event-loop turn
+ * served a read of every one of them: reading 3 at a time lowers B3's health p99 under the burst
+ * and the burst takes as long (figures in bench/RESULTS.md#notes-moved-from-code-comments). A
+ * client that sends its body slowly delays the others by this much, never blocks them.
  */
 export const READ_SLOT_WAIT_MS = 1000;

@@ -8,7 +8,7 @@
  * Reads `generate_series` on the bench server's `postgres` database: no seeded data needed.
  */
 import { youngSurvival } from "../tests/_harness/gc_survival.ts";
-import { databaseUrl } from "./_lib.ts";
+import { databaseUrl } from "./_lib/databases.ts";
 
 const [queries = "20000", rows = "51"] = Deno.args;
 const gc = await youngSurvival(databaseUrl("postgres"), Number(queries), Number(rows));

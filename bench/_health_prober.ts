@@ -6,7 +6,7 @@
  * `{"latencies": [...], "errors": n, "lag": ms}` to RESULT_FILE and exits; `lag` is the longest
  * this process's own timer was late, which would be the prober's stall, not the service's.
  */
-import { START_SIGNAL, STOP_SIGNAL } from "./_signals.ts";
+import { START_SIGNAL, STOP_SIGNAL } from "../tests/_harness/measure_signals.ts";
 
 const env = (name: string) =>
   Deno.env.get(name) ?? (() => {

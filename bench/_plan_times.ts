@@ -4,7 +4,7 @@
  */
 import postgres from "postgres";
 import { listImages } from "../db/images.ts";
-import { databaseUrl } from "./_lib.ts";
+import { databaseUrl } from "./_lib/databases.ts";
 import { SEED_DB } from "./seed.ts";
 
 const url = databaseUrl(SEED_DB);

@@ -3,7 +3,8 @@
  * through the service's S3Store (READ_MODE=store) or with fetch() (READ_MODE=fetch),
  * sampling its own RSS every 10 ms. Prints `{"growthMb": n, "bytes": n}`.
  */
-import { memoryKb, s3rverStore } from "./_lib.ts";
+import { memoryKb } from "./_lib/machine.ts";
+import { s3rverStore } from "../tests/_harness/s3.ts";
 
 const endpoint = Deno.env.get("S3_ENDPOINT")!;
 const bucket = Deno.env.get("S3_BUCKET")!;

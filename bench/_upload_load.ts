@@ -8,8 +8,11 @@
  * `{"ready": true}`, waits for START_SIGNAL, sends every upload at once, writes
  * `{"statuses": [...], "ms": n}` to RESULT_FILE and exits.
  */
-import { cachedPhotoJpeg, multipartBody, socketUpload, upload, withComment } from "./_lib.ts";
-import { START_SIGNAL } from "./_signals.ts";
+import { cachedPhotoJpeg } from "./_lib/images.ts";
+import { multipartBody } from "../tests/_harness/upload_form.ts";
+import { socketUpload, upload } from "./_lib/uploads.ts";
+import { withComment } from "../tests/_harness/photos.ts";
+import { START_SIGNAL } from "../tests/_harness/measure_signals.ts";
 
 const env = (name: string) =>
   Deno.env.get(name) ?? (() => {

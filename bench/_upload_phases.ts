@@ -11,13 +11,11 @@
 import { readUploadForm } from "../api/upload_body.ts";
 import { sniffImage } from "../domain/image_sniff.ts";
 import { ThumbnailPool } from "../adapters/thumbnails/pool.ts";
-import {
-  cachedPhotoJpeg,
-  multipartBody,
-  s3rverStore,
-  watchEventLoop,
-  withComment,
-} from "./_lib.ts";
+import { cachedPhotoJpeg } from "./_lib/images.ts";
+import { multipartBody } from "../tests/_harness/upload_form.ts";
+import { s3rverStore } from "../tests/_harness/s3.ts";
+import { watchEventLoop } from "../tests/_harness/loop_watch.ts";
+import { withComment } from "../tests/_harness/photos.ts";
 
 const N = Number(Deno.env.get("PHASE_UPLOADS") ?? "20");
 const CHUNK = 64 * 1024;

@@ -10,31 +10,20 @@
  * part.
  */
 import postgres from "postgres";
-import {
-  benchMain,
-  databaseUrl,
-  freshDatabase,
-  load,
-  type LoadResult,
-  ms,
-  percentile,
-  prewarm,
-  probeWhile,
-  random,
-  type Row,
-  runParts,
-  signIn,
-  startS3Process,
-  startService,
-  uploadNew,
-  x,
-  zipf,
-} from "./_lib.ts";
+import { benchMain, runParts } from "./_lib/bench_main.ts";
+import { databaseUrl, freshBenchDatabase, prewarm } from "./_lib/databases.ts";
+import { load, type LoadResult } from "./_lib/load.ts";
+import { ms, type Row, x } from "./_lib/results.ts";
+import { percentile, zipf } from "./_lib/stats.ts";
+import { probeWhile } from "./_lib/prober.ts";
+import { mulberry32 } from "../tests/_harness/random.ts";
+import { signIn, spawnBenchService, startBenchS3 } from "./_lib/service.ts";
+import { uploadNew } from "./_lib/uploads.ts";
 import { captionCorpus, type CaptionImage } from "../tests/_harness/caption_corpus.ts";
 import { SEARCH_SETTINGS } from "../db/client.ts";
 import { searchImagesByText } from "../db/captions.ts";
 import { queryWords } from "../domain/caption_text.ts";
-import { explainCase, type PlanCase } from "./_plans.ts";
+import { explainCase, type PlanCase } from "./_lib/plans.ts";
 import { SEED_DB, TAGS } from "./seed.ts";
 import { captionWord, seedCaptions, WORDS } from "./seed_captions.ts";
 
@@ -66,9 +55,9 @@ const OCR_SECONDS = 20;
  * to its text, and health against the same prober idle.
  */
 async function recognition(notes: string[]): Promise<Row[]> {
-  const db = await freshDatabase();
-  const s3 = await startS3Process();
-  const svc = await startService(db.url, s3);
+  const db = await freshBenchDatabase();
+  const s3 = await startBenchS3();
+  const svc = await spawnBenchService(db.url, s3);
   try {
     const auth = await signIn(svc.base);
     const images: CaptionImage[] = [];
@@ -182,11 +171,13 @@ async function search(notes: string[]): Promise<Row[]> {
       `slips), ${facts.links} word links (${facts.links_size}; dictionary ${facts.words_size})`,
   );
   const warmed = await prewarm(databaseUrl(SEED_DB));
-  notes.push(`${SEED_DB} read into the file cache first (${warmed} MB; bench/_lib.ts prewarm)`);
-  const svc = await startService(databaseUrl(SEED_DB), null, { LISTING_CACHE_ENTRIES: "0" });
+  notes.push(
+    `${SEED_DB} read into the file cache first (${warmed} MB; bench/_lib/databases.ts prewarm)`,
+  );
+  const svc = await spawnBenchService(databaseUrl(SEED_DB), null, { LISTING_CACHE_ENTRIES: "0" });
   const rows: Row[] = [];
   try {
-    const r = random(42);
+    const r = mulberry32(42);
     const draws = Array.from({ length: 8000 }, () => [r(), r(), r()]);
     const word = (i: number) => captionWord(zipf(draws[i % draws.length][0], WORDS));
     const newest = await hammer(svc.base, () => "/api/v1/images");

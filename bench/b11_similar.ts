@@ -17,7 +17,10 @@ import { createSql } from "../db/client.ts";
 import { listDuplicatePairs, listSimilarImages, scanSimilarByHash } from "../db/similar.ts";
 import { FsStore } from "../adapters/storage/fs.ts";
 import { DEFAULT_DISTANCE, MAX_DISTANCE } from "../domain/similar.ts";
-import { benchMain, databaseUrl, ms, percentile, type Row, withAdmin, x } from "./_lib.ts";
+import { benchMain } from "./_lib/bench_main.ts";
+import { databaseUrl, withAdmin } from "./_lib/databases.ts";
+import { ms, type Row, x } from "./_lib/results.ts";
+import { percentile } from "./_lib/stats.ts";
 
 const DB = "bench_similar_1m";
 const IMAGES = 1_000_000;

@@ -8,23 +8,14 @@
  * prober idle.
  */
 import postgres from "postgres";
-import {
-  benchMain,
-  freshDatabase,
-  load,
-  type LoadResult,
-  ms,
-  percentile,
-  perS,
-  prewarm,
-  type Row,
-  runParts,
-  signIn,
-  startService,
-  x,
-} from "./_lib.ts";
+import { benchMain, runParts } from "./_lib/bench_main.ts";
+import { freshBenchDatabase, prewarm } from "./_lib/databases.ts";
+import { load, type LoadResult } from "./_lib/load.ts";
+import { ms, perS, type Row, x } from "./_lib/results.ts";
+import { percentile } from "./_lib/stats.ts";
+import { signIn, spawnBenchService } from "./_lib/service.ts";
 import { seed, SEED_DB } from "./seed.ts";
-import { databaseUrl } from "./_lib.ts";
+import { databaseUrl } from "./_lib/databases.ts";
 
 const APPLY_IMAGES = 100_000;
 
@@ -75,8 +66,10 @@ async function reads(notes: string[]): Promise<Row[]> {
   const seeded = await seed();
   notes.push(seeded.seeded ? `seeded ${SEED_DB} now` : `${SEED_DB} already seeded`);
   const warmed = await prewarm(databaseUrl(SEED_DB));
-  notes.push(`${SEED_DB} read into the file cache first (${warmed} MB; bench/_lib.ts prewarm)`);
-  const svc = await startService(databaseUrl(SEED_DB), null, { LISTING_CACHE_ENTRIES: "0" });
+  notes.push(
+    `${SEED_DB} read into the file cache first (${warmed} MB; bench/_lib/databases.ts prewarm)`,
+  );
+  const svc = await spawnBenchService(databaseUrl(SEED_DB), null, { LISTING_CACHE_ENTRIES: "0" });
   const rows: Row[] = [];
   try {
     const newest = await hammer(svc.base, "/api/v1/images");
@@ -131,8 +124,8 @@ async function reads(notes: string[]): Promise<Row[]> {
 }
 
 async function apply(notes: string[]): Promise<Row[]> {
-  const db = await freshDatabase();
-  const svc = await startService(db.url, null); // migrates, works the job queue
+  const db = await freshBenchDatabase();
+  const svc = await spawnBenchService(db.url, null); // migrates, works the job queue
   const sql = postgres(db.url, { max: 1, onnotice: () => {} });
   try {
     await sql.unsafe(`

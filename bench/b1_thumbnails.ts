@@ -7,7 +7,11 @@
 import sharp from "sharp";
 import { makeThumbnail } from "../adapters/thumbnails/make_thumbnail.ts";
 import { ThumbnailPool } from "../adapters/thumbnails/pool.ts";
-import { benchMain, median, ms, photoJpeg, photoPixels, type Row, timeRuns, x } from "./_lib.ts";
+import { benchMain } from "./_lib/bench_main.ts";
+import { median } from "./_lib/stats.ts";
+import { ms, type Row, x } from "./_lib/results.ts";
+import { photoJpeg, photoPixels } from "../tests/_harness/photos.ts";
+import { timeRuns } from "./_lib/load.ts";
 
 const MAX_PIXELS = 50_000_000;
 

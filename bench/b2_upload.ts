@@ -8,24 +8,16 @@
 import { readUploadForm } from "../api/upload_body.ts";
 import { sha256Hex } from "../domain/hash.ts";
 import { makeThumbnail } from "../adapters/thumbnails/make_thumbnail.ts";
-import {
-  benchMain,
-  freshDatabase,
-  median,
-  ms,
-  multipartBody,
-  photoJpeg,
-  s3rverStore,
-  signIn,
-  socketUpload,
-  startS3Process,
-  startService,
-  timeRuns,
-  type UploadForm,
-  uploadNew,
-  withComment,
-  x,
-} from "./_lib.ts";
+import { benchMain } from "./_lib/bench_main.ts";
+import { freshBenchDatabase } from "./_lib/databases.ts";
+import { median } from "./_lib/stats.ts";
+import { ms, x } from "./_lib/results.ts";
+import { multipartBody, type UploadForm } from "../tests/_harness/upload_form.ts";
+import { photoJpeg, withComment } from "../tests/_harness/photos.ts";
+import { s3rverStore } from "../tests/_harness/s3.ts";
+import { signIn, spawnBenchService, startBenchS3 } from "./_lib/service.ts";
+import { socketUpload, uploadNew } from "./_lib/uploads.ts";
+import { timeRuns } from "./_lib/load.ts";
 
 /**
  * Fresh starts measured for the first-upload rows, each with and without the warm-up. A median of
@@ -85,7 +77,7 @@ async function uploadsAgainstSharp(
  */
 async function firstUploads(
   databaseUrl: string,
-  s3: Parameters<typeof startService>[1],
+  s3: Parameters<typeof spawnBenchService>[1],
   jpeg: Uint8Array,
   warm: boolean,
   n = 11,
@@ -96,7 +88,7 @@ async function firstUploads(
     (_, i) => multipartBody(withComment(jpeg, `${tag}-${i}`)),
   );
   const t0 = performance.now();
-  const svc = await startService(databaseUrl, s3, warm ? {} : { BENCH_NO_WARMUP: "1" });
+  const svc = await spawnBenchService(databaseUrl, s3, warm ? {} : { BENCH_NO_WARMUP: "1" });
   try {
     // Health answers 200 once the service is listening and its dependencies answered.
     for (;;) {
@@ -133,10 +125,10 @@ function row(metric: string, runs: { uploads: number[]; direct: number[] }, main
 if (import.meta.main) {
   await benchMain("B2", "upload of a 12 MP JPEG end to end", async (notes) => {
     const jpeg = await photoJpeg(4000, 3000, 1);
-    const db = await freshDatabase();
+    const db = await freshBenchDatabase();
     try {
-      const s3 = await startS3Process();
-      const svc = await startService(db.url, s3);
+      const s3 = await startBenchS3();
+      const svc = await spawnBenchService(db.url, s3);
       let socket, fetched;
       try {
         // The load generator writes the request to a socket, as wrk would: Deno's fetch spends
@@ -153,7 +145,7 @@ if (import.meta.main) {
         warm.push(await firstUploads(db.url, s3, jpeg, true));
       }
       // The same service on its filesystem store: no S3 server on the two cores beside it.
-      const fsSvc = await startService(db.url, null);
+      const fsSvc = await spawnBenchService(db.url, null);
       let fs;
       try {
         fs = await uploadsAgainstSharp(fsSvc.base, jpeg, "b2-fs", "socket");

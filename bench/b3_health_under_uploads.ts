@@ -11,30 +11,19 @@
  * bodies in over seconds) while one prober in this process ran back to back; and each step of an
  * upload alone on 20 bodies at once (bench/_upload_phases.ts).
  */
-import {
-  benchMain,
-  freshDatabase,
-  load,
-  type LoopGaps,
-  median,
-  ms,
-  percentile,
-  photoJpeg,
-  PROBE_INTERVAL_MS as INTERVAL_MS,
-  type Probes,
-  probeWhile,
-  type ReadyChild,
-  type Row,
-  type S3Process,
-  type ServiceProcess,
-  signIn,
-  spawnReady,
-  startS3Process,
-  startService,
-  upload,
-  x,
-} from "./_lib.ts";
-import { START_SIGNAL, STOP_SIGNAL } from "./_signals.ts";
+import { benchMain } from "./_lib/bench_main.ts";
+import { freshBenchDatabase } from "./_lib/databases.ts";
+import { load } from "./_lib/load.ts";
+import type { LoopGaps } from "../tests/_harness/loop_watch.ts";
+import { median, percentile } from "./_lib/stats.ts";
+import { ms, type Row, x } from "./_lib/results.ts";
+import { photoJpeg } from "../tests/_harness/photos.ts";
+import { PROBE_INTERVAL_MS as INTERVAL_MS, type Probes, probeWhile } from "./_lib/prober.ts";
+import { type ReadyChild, spawnReady } from "./_lib/processes.ts";
+import type { ChildS3 } from "../tests/_harness/s3_process.ts";
+import { type BenchService, signIn, spawnBenchService, startBenchS3 } from "./_lib/service.ts";
+import { upload } from "./_lib/uploads.ts";
+import { START_SIGNAL, STOP_SIGNAL } from "../tests/_harness/measure_signals.ts";
 
 const UPLOADS = 20;
 /**
@@ -104,14 +93,14 @@ interface Burst {
  * first. `after` runs on the service before it stops.
  */
 async function burstOnFreshService(
-  s3: S3Process,
+  s3: ChildS3,
   idleMs: number,
-  after: (svc: ServiceProcess, auth: Record<string, string>) => Promise<void> = async () => {},
+  after: (svc: BenchService, auth: Record<string, string>) => Promise<void> = async () => {},
 ): Promise<Burst & { idle: Probes | null }> {
-  const db = await freshDatabase();
+  const db = await freshBenchDatabase();
   try {
     const loopFile = `${await Deno.makeTempDir({ prefix: "bench-b3-loop-" })}/gaps.json`;
-    const svc = await startService(db.url, s3, { BENCH_LOOP_FILE: loopFile });
+    const svc = await spawnBenchService(db.url, s3, { BENCH_LOOP_FILE: loopFile });
     try {
       const auth = await signIn(svc.base);
       await (await upload(svc.base, auth, await photoJpeg(640, 480, 1))).arrayBuffer();
@@ -139,7 +128,7 @@ if (import.meta.main) {
     "B3",
     "health latency during a burst of 20 uploads of 12 MP JPEGs",
     async (notes) => {
-      const s3 = await startS3Process();
+      const s3 = await startBenchS3();
       const bursts: Burst[] = [];
       let idle!: Probes;
       let old!: Awaited<ReturnType<typeof load>>;

@@ -8,26 +8,20 @@
  * they got there; a 100 MB upload would exceed MAX_UPLOAD_BYTES anyway).
  */
 import postgres from "postgres";
-import {
-  benchMain,
-  cpuMs,
-  freshDatabase,
-  load,
-  memoryKb,
-  ms,
-  perS,
-  photoJpeg,
-  type S3Process,
-  s3rverStore,
-  spawnReady,
-  startS3Process,
-  startService,
-  x,
-} from "./_lib.ts";
+import { benchMain } from "./_lib/bench_main.ts";
+import { cpuMs, memoryKb } from "./_lib/machine.ts";
+import { freshBenchDatabase } from "./_lib/databases.ts";
+import { load } from "./_lib/load.ts";
+import { ms, perS, x } from "./_lib/results.ts";
+import { photoJpeg } from "../tests/_harness/photos.ts";
+import type { ChildS3 } from "../tests/_harness/s3_process.ts";
+import { s3rverStore } from "../tests/_harness/s3.ts";
+import { spawnBenchService, startBenchS3 } from "./_lib/service.ts";
+import { spawnReady } from "./_lib/processes.ts";
 
 const MiB = 1024 * 1024;
 
-async function putObject(s3: S3Process, sql: postgres.Sql, shortId: string, bytes: Uint8Array) {
+async function putObject(s3: ChildS3, sql: postgres.Sql, shortId: string, bytes: Uint8Array) {
   const store = s3rverStore(s3);
   await store.put(`images/${shortId}`, bytes, {
     contentLength: bytes.length,
@@ -117,10 +111,10 @@ async function compare(
 
 if (import.meta.main) {
   await benchMain("B4", "delivery of originals through the service", async (notes) => {
-    const db = await freshDatabase();
+    const db = await freshBenchDatabase();
     try {
-      const s3 = await startS3Process();
-      const svc = await startService(db.url, s3);
+      const s3 = await startBenchS3();
+      const svc = await spawnBenchService(db.url, s3);
       const sql = postgres(db.url, { max: 1, onnotice: () => {} });
       // A real JPEG padded after its end marker to exactly 1 MiB.
       const jpeg = await photoJpeg(900, 700, 4);
@@ -143,7 +137,7 @@ if (import.meta.main) {
       // its RSS sampled every 10 ms.
       const { before, peak, after, bytes, bigMs, growthMb } = await streamBig(svc.base, svc.pid);
       const rssStart = await memoryKb(svc.pid);
-      const pids = [svc.pid, s3.pid, Deno.pid];
+      const pids = [svc.pid, s3.pid(), Deno.pid];
       const full = await compare(viaService, direct, pids);
       const conditional = () =>
         fetch(`${svc.base}/api/v1/images/bench1Mi/file`, {
@@ -183,11 +177,11 @@ if (import.meta.main) {
       // and then pauses 1.5 s: what the RSS gains then was buffered, since nothing was consumed.
       const second = await streamBig(svc.base, svc.pid);
       // The same service without its delivery cache: every GET streams from s3rver.
-      const svc2 = await startService(db.url, s3, { DELIVERY_CACHE_MB: "0" });
+      const svc2 = await spawnBenchService(db.url, s3, { DELIVERY_CACHE_MB: "0" });
       const uncached = await compare(
         () => fetch(`${svc2.base}/api/v1/images/bench1Mi/file`),
         direct,
-        [svc2.pid, s3.pid, Deno.pid],
+        [svc2.pid, s3.pid(), Deno.pid],
       );
       const paused = await pausedGrowth(
         svc2.pid,

@@ -25,31 +25,18 @@ import { listImages } from "../db/images.ts";
 import { listTags } from "../db/tags.ts";
 import { encodeCursor } from "../services/read_model.ts";
 import type { ListTagsQuery } from "../domain/types.ts";
-import {
-  benchMain,
-  type BenchResult,
-  cpuMs,
-  databaseUrl,
-  load,
-  type LoadResult,
-  markdownRows,
-  ms,
-  percentile,
-  photoJpeg,
-  prewarm,
-  random,
-  randomHex,
-  ROOT,
-  type Row,
-  type ServiceProcess,
-  signIn,
-  startService,
-  uploadNew,
-  withComment,
-  x,
-  zipf,
-} from "./_lib.ts";
-import { explainCase, type PlanCase } from "./_plans.ts";
+import { benchMain } from "./_lib/bench_main.ts";
+import { type BenchResult, markdownRows, ms, type Row, x } from "./_lib/results.ts";
+import { cpuMs } from "./_lib/machine.ts";
+import { databaseUrl, prewarm } from "./_lib/databases.ts";
+import { load, type LoadResult } from "./_lib/load.ts";
+import { percentile, randomHex, zipf } from "./_lib/stats.ts";
+import { photoJpeg, withComment } from "../tests/_harness/photos.ts";
+import { mulberry32 } from "../tests/_harness/random.ts";
+import { ROOT } from "./_lib/processes.ts";
+import { type BenchService, signIn, spawnBenchService } from "./_lib/service.ts";
+import { uploadNew } from "./_lib/uploads.ts";
+import { explainCase, type PlanCase } from "./_lib/plans.ts";
 import { IMAGES, imagesArg, scaleName, seed, seedDb, TAGS } from "./seed.ts";
 import { captionWord, seedCaptions, WORDS } from "./seed_captions.ts";
 
@@ -177,7 +164,7 @@ async function sumCpu(pids: number[]): Promise<number> {
 }
 
 /** CPU ms used so far by the service, all postgres processes and this process. */
-async function cpuNow(svc: ServiceProcess, pgPids: number[]): Promise<number[]> {
+async function cpuNow(svc: BenchService, pgPids: number[]): Promise<number[]> {
   return [await cpuMs(svc.pid), await sumCpu(pgPids), await cpuMs(Deno.pid)];
 }
 
@@ -192,7 +179,7 @@ const loadLine = (r: LoadResult) =>
  * then `single(i)` at concurrency 1: what is left once nothing queues for the two cores.
  */
 async function measure(
-  svc: ServiceProcess,
+  svc: BenchService,
   paths: {
     main: (i: number) => string;
     warm: (i: number) => string;
@@ -220,13 +207,13 @@ async function measure(
 
 /** A shape's requests: a stream of draws from `seed` (the same URLs in both modes). */
 function drawn(shape: Shape, seed: number): (i: number) => string {
-  const r = random(seed);
+  const r = mulberry32(seed);
   return () => shape.draw(r);
 }
 
 /** The mixed `shapes` on `svc`, one row each. */
 async function mixRows(
-  svc: ServiceProcess,
+  svc: BenchService,
   shapes: Shape[],
   mode: string,
   target: boolean,
@@ -255,7 +242,7 @@ async function mixRows(
 
 /** The repeated-URL cases on `svc`, one diagnostic row each. */
 async function diagnosticRows(
-  svc: ServiceProcess,
+  svc: BenchService,
   cases: PlanCase[],
   mode: string,
 ): Promise<Row[]> {
@@ -296,7 +283,7 @@ interface WriteTimes {
  * `n` deletes of the images uploaded here, one at a time.
  */
 async function writes(
-  svc: ServiceProcess,
+  svc: BenchService,
   auth: Record<string, string>,
   sql: postgres.Sql,
   sample: string[],
@@ -318,7 +305,7 @@ async function writes(
     ),
   );
   const mine: string[] = [];
-  const r = random(seed);
+  const r = mulberry32(seed);
   try {
     for (const jpeg of jpegs) {
       mine.push(await timed(times.upload, () => uploadNew(svc.base, auth, jpeg)));
@@ -381,7 +368,7 @@ async function tagsOf(sql: postgres.Sql, shortId: string): Promise<string[]> {
 
 /** Rows of the writes alone and during a mixed cache-off listing load at concurrency 4. */
 async function writeRows(
-  svc: ServiceProcess,
+  svc: BenchService,
   sql: postgres.Sql,
   shapes: Shape[],
   notes: string[],
@@ -396,7 +383,7 @@ async function writeRows(
   const n = COUNTS.writes;
   const alone = await writes(svc, auth, sql, sample, n, 100);
   // The listings: every request one of the shapes, at random, each drawn as above.
-  const r = random(4);
+  const r = mulberry32(4);
   const listingPath = () => shapes[Math.floor(r() * shapes.length)].draw(r);
   const writing = (async () => {
     await new Promise((ok) => setTimeout(ok, 500)); // the listing load under way first
@@ -499,7 +486,7 @@ function withSection(md: string, id: string, section: string): string {
  * itself again with `--json` (as bench/run.ts runs each benchmark) and puts that report in place
  * of the section's previous run, else at the end of the file. The end is below the first
  * `## Notes` heading, from which `deno task bench` carries the file over unchanged
- * (bench/_notes.ts), so the full run keeps the section. A run without figures leaves the file
+ * (bench/_lib/notes.ts), so the full run keeps the section. A run without figures leaves the file
  * alone.
  */
 async function recordAlone(): Promise<void> {
@@ -623,16 +610,16 @@ if (import.meta.main && N !== IMAGES && !SMOKE && !Deno.args.includes("--json"))
     try {
       notes.push(
         `${SEED_DB} read into the file cache before each service (${await prewarm(url)} MB; ` +
-          "bench/_lib.ts prewarm)",
+          "bench/_lib/databases.ts prewarm)",
       );
-      const cached = await startService(url, null);
+      const cached = await spawnBenchService(url, null);
       rows.push(...await mixRows(cached, shapes, "cache on", true));
       rows.push(...await diagnosticRows(cached, cases, "cache on"));
       await cached.stop();
       // Nothing kept between requests: what each query costs at N images.
       const off = "LISTING_CACHE_ENTRIES=0";
       await prewarm(url);
-      const uncached = await startService(url, null, { LISTING_CACHE_ENTRIES: "0" });
+      const uncached = await spawnBenchService(url, null, { LISTING_CACHE_ENTRIES: "0" });
       rows.push(...await mixRows(uncached, shapes, off, true));
       rows.push(
         ...await diagnosticRows(

@@ -5,23 +5,19 @@
  * renders) afresh.
  */
 import sharp from "sharp";
-import {
-  benchMain,
-  freshDatabase,
-  load,
-  perS,
-  photoPixels,
-  signIn,
-  startService,
-  uploadNew,
-  x,
-} from "./_lib.ts";
+import { benchMain } from "./_lib/bench_main.ts";
+import { freshBenchDatabase } from "./_lib/databases.ts";
+import { load } from "./_lib/load.ts";
+import { perS, x } from "./_lib/results.ts";
+import { photoPixels } from "../tests/_harness/photos.ts";
+import { signIn, spawnBenchService } from "./_lib/service.ts";
+import { uploadNew } from "./_lib/uploads.ts";
 
 if (import.meta.main) {
   await benchMain("B6", "library page vs the JSON of the same 50 images", async (notes) => {
-    const db = await freshDatabase();
+    const db = await freshBenchDatabase();
     try {
-      const svc = await startService(db.url, null); // filesystem store: only reads are measured
+      const svc = await spawnBenchService(db.url, null); // filesystem store: only reads are measured
       const auth = await signIn(svc.base);
       for (let i = 0; i < 50; i++) {
         const jpeg = new Uint8Array(
@@ -73,7 +69,7 @@ if (import.meta.main) {
       notes.push(cached.note);
       await svc.stop();
       // Both sides again with every request running its query (and so rendering its page).
-      const uncachedSvc = await startService(db.url, null, { LISTING_CACHE_ENTRIES: "0" });
+      const uncachedSvc = await spawnBenchService(db.url, null, { LISTING_CACHE_ENTRIES: "0" });
       const uncached = await compare(uncachedSvc.base);
       notes.push(`LISTING_CACHE_ENTRIES=0: ${uncached.note}`);
       await uncachedSvc.stop();

@@ -9,16 +9,13 @@
 import { migrate } from "../services/migrate.ts";
 import { createSql } from "../db/client.ts";
 import { FsStore } from "../adapters/storage/fs.ts";
-import {
-  benchMain,
-  freshDatabase,
-  median,
-  ms,
-  ROOT,
-  type Row,
-  settle,
-  startS3Process,
-} from "./_lib.ts";
+import { benchMain } from "./_lib/bench_main.ts";
+import { freshBenchDatabase } from "./_lib/databases.ts";
+import { median } from "./_lib/stats.ts";
+import { ms, type Row } from "./_lib/results.ts";
+import { ROOT } from "./_lib/processes.ts";
+import { settle } from "./_lib/machine.ts";
+import { startBenchS3 } from "./_lib/service.ts";
 
 const MAIN_FLAGS = [
   "--allow-net",
@@ -167,14 +164,14 @@ if (import.meta.main) {
       });
       return rows;
     }
-    const db = await freshDatabase();
+    const db = await freshBenchDatabase();
     try {
       const sql = createSql(db.url, { max: 2 });
       const objects = await Deno.makeTempDir({ prefix: "bench-reader-" });
       await migrate(sql, new FsStore(objects));
       await sql.end();
       await Deno.remove(objects, { recursive: true });
-      const s3 = await startS3Process();
+      const s3 = await startBenchS3();
       const env = {
         DATABASE_URL: db.url,
         S3_BUCKET: s3.bucket,

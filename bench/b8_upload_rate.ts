@@ -5,18 +5,13 @@
  * rounds, with the service running throughout (idle while the pool works).
  */
 import { ThumbnailPool } from "../adapters/thumbnails/pool.ts";
-import {
-  benchMain,
-  cpuMs,
-  freshDatabase,
-  perS,
-  photoJpeg,
-  signIn,
-  startS3Process,
-  startService,
-  upload,
-  x,
-} from "./_lib.ts";
+import { benchMain } from "./_lib/bench_main.ts";
+import { cpuMs } from "./_lib/machine.ts";
+import { freshBenchDatabase } from "./_lib/databases.ts";
+import { perS, x } from "./_lib/results.ts";
+import { photoJpeg } from "../tests/_harness/photos.ts";
+import { signIn, spawnBenchService, startBenchS3 } from "./_lib/service.ts";
+import { upload } from "./_lib/uploads.ts";
 
 const ROUNDS = 2;
 const PER_ROUND = 40;
@@ -44,15 +39,15 @@ if (import.meta.main) {
     const images: Uint8Array[] = [];
     for (let i = 0; i < IMAGES + 2; i++) images.push(await photoJpeg(1155, 866, 1000 + i));
     const [warm1, warm2, ...measured] = images;
-    const db = await freshDatabase();
+    const db = await freshBenchDatabase();
     try {
-      const s3 = await startS3Process();
-      const svc = await startService(db.url, s3);
+      const s3 = await startBenchS3();
+      const svc = await spawnBenchService(db.url, s3);
       const workers = svc.workers;
       const auth = await signIn(svc.base);
       for (const w of [warm1, warm2]) await (await upload(svc.base, auth, w)).arrayBuffer();
       const statuses = new Map<number, number>();
-      const pids = [svc.pid, s3.pid, Deno.pid];
+      const pids = [svc.pid, s3.pid(), Deno.pid];
       const uploadOne = async (bytes: Uint8Array) => {
         const res = await upload(svc.base, auth, bytes, ["bench"]);
         await res.arrayBuffer();

@@ -9,20 +9,14 @@
  */
 import { join } from "node:path";
 import { rate } from "./b8_upload_rate.ts";
-import {
-  BENCH_PASSWORD,
-  benchMain,
-  freshDatabase,
-  memoryKb,
-  perS,
-  photoJpeg,
-  ROOT,
-  signIn,
-  startS3Process,
-  startService,
-  upload,
-  x,
-} from "./_lib.ts";
+import { BENCH_PASSWORD, signIn, spawnBenchService, startBenchS3 } from "./_lib/service.ts";
+import { benchMain } from "./_lib/bench_main.ts";
+import { freshBenchDatabase } from "./_lib/databases.ts";
+import { memoryKb } from "./_lib/machine.ts";
+import { perS, x } from "./_lib/results.ts";
+import { photoJpeg } from "../tests/_harness/photos.ts";
+import { ROOT } from "./_lib/processes.ts";
+import { upload } from "./_lib/uploads.ts";
 
 const IMPORTED = 1000;
 const SMALL_IMPORT = 200;
@@ -78,7 +72,7 @@ async function runImport(base: string, dir: string) {
 if (import.meta.main) {
   await benchMain("B9", "import of a folder vs the B8 upload rate", async (notes) => {
     const tmp = await Deno.makeTempDir({ prefix: "bench-b9-" });
-    const db = await freshDatabase();
+    const db = await freshBenchDatabase();
     try {
       const big = join(tmp, "big");
       const small = join(tmp, "small");
@@ -88,8 +82,8 @@ if (import.meta.main) {
       for (let i = 0; i < 2 * BASELINE; i++) {
         baseline[i % 2].push(await photoJpeg(WIDTH, HEIGHT, 70_000 + i));
       }
-      const s3 = await startS3Process();
-      const svc = await startService(db.url, s3);
+      const s3 = await startBenchS3();
+      const svc = await spawnBenchService(db.url, s3);
       try {
         const auth = await signIn(svc.base);
         for (let i = 0; i < 2; i++) {

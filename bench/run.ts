@@ -2,11 +2,13 @@
  * `deno task bench`: seeds `bench_1m` when needed (`bench/seed.ts`), then runs B1 to B9, each in
  * its own process (so none inherits another's heap, workers or children), prints one Markdown
  * table and writes bench/RESULTS.md (with the date, the machine's cores and the command), keeping
- * its hand-written notes (bench/_notes.ts).
+ * its hand-written notes (bench/_lib/notes.ts).
  * `deno task bench b3 b5` runs only those.
  */
-import { type BenchResult, machineJiffies, markdownRows, RESULTS_DIR, ROOT } from "./_lib.ts";
-import { keepNotes } from "./_notes.ts";
+import { type BenchResult, markdownRows, RESULTS_DIR } from "./_lib/results.ts";
+import { machineJiffies } from "./_lib/machine.ts";
+import { ROOT } from "./_lib/processes.ts";
+import { keepNotes } from "./_lib/notes.ts";
 
 const BENCHES: [string, string][] = [
   ["b1", "bench/b1_thumbnails.ts"],
@@ -135,7 +137,8 @@ const md = [
   })`,
   "- every ratio is against a baseline measured in the same run; latencies are given with the",
   "  load that produced them. The service runs in its own process (`bench/serve.ts`), s3rver in",
-  "  another (`bench/s3_server.ts`); load comes from the bench process, over loopback only.",
+  "  another (`tests/_harness/s3_process.ts`); load comes from the bench process, over loopback",
+  "  only.",
   "  Everything shares the same cores, so these are figures for this machine under its noise.",
   "",
   "## Summary",

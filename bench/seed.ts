@@ -20,7 +20,7 @@
 import postgres from "postgres";
 import { migrate } from "../services/migrate.ts";
 import { FsStore } from "../adapters/storage/fs.ts";
-import { databaseUrl, withAdmin } from "./_lib.ts";
+import { databaseUrl, withAdmin } from "./_lib/databases.ts";
 
 /** The images of the benchmarks' kept database, `bench_1m`. */
 export const IMAGES = 1_000_000;

@@ -10,7 +10,7 @@
 import postgres from "postgres";
 import { migrate } from "../services/migrate.ts";
 import { FsStore } from "../adapters/storage/fs.ts";
-import { databaseUrl } from "./_lib.ts";
+import { databaseUrl } from "./_lib/databases.ts";
 import { IMAGES, imagesArg, seed, seedDb } from "./seed.ts";
 
 /** The vocabulary's size. */

@@ -5,15 +5,16 @@
  * with Deno.serve on HOST:PORT (PORT=0 picks a free port). Prints `{"port": n}` on stdout once
  * listening; SIGTERM stops it. BENCH_NO_WARMUP=1 leaves the upload path cold (B2's first-upload
  * rows); BENCH_NO_OCR=1 leaves caption recognition out (before/after rows). With BENCH_LOOP_FILE
- * set, a 1 ms timer watches the event loop: START_SIGNAL (bench/_signals.ts) starts a window,
- * STOP_SIGNAL writes there its longest gap, the most CPU time the main thread ran between two
- * ticks (the longest it held the loop, whatever the machine's load) and the gaps over 5 and 20 ms.
+ * set, a 1 ms timer watches the event loop: START_SIGNAL (tests/_harness/measure_signals.ts)
+ * starts a window, STOP_SIGNAL writes there its longest gap, the most CPU time the main thread
+ * ran between two ticks (the longest it held the loop, whatever the machine's load) and the gaps
+ * over 5 and 20 ms.
  */
 import { loadConfig } from "../adapters/config.ts";
 import { buildService } from "../wiring/service.ts";
 import { writeSide } from "../wiring/write_side.ts";
-import { watchEventLoop } from "./_lib.ts";
-import { START_SIGNAL, STOP_SIGNAL } from "./_signals.ts";
+import { watchEventLoop } from "../tests/_harness/loop_watch.ts";
+import { START_SIGNAL, STOP_SIGNAL } from "../tests/_harness/measure_signals.ts";
 
 const service = await buildService({
   config: loadConfig(),

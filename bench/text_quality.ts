@@ -11,14 +11,14 @@
  *
  * `deno run -A bench/text_quality.ts [--n 200] [--seed 1] [--engine js|debian|both]
  *   [--floors 30,40,50,60,70] [--max-width 1024]`
- * The search runs on a fresh database of its own (bench/_lib.ts freshDatabase).
+ * The search runs on a fresh database of its own (bench/_lib/databases.ts freshBenchDatabase).
  */
 import { parseArgs } from "node:util";
 import sharp from "sharp";
 import { createSql } from "../db/client.ts";
 import { migrate } from "../services/migrate.ts";
 import { FsStore } from "../adapters/storage/fs.ts";
-import { freshDatabase } from "./_lib.ts";
+import { freshBenchDatabase } from "./_lib/databases.ts";
 import {
   captionBands,
   CaptionReader,
@@ -158,8 +158,8 @@ try {
   }
   await Deno.writeTextFile(`${dir}/index.json`, JSON.stringify(index, null, 1));
 }
-// The service's own search, on a database of its own (bench/_lib.ts freshDatabase, migrated).
-const db = await freshDatabase();
+// The service's own search, on a database of its own (freshBenchDatabase, migrated).
+const db = await freshBenchDatabase();
 const objects = await Deno.makeTempDir({ prefix: "text-quality-" });
 const sql = createSql(db.url, { max: 2, bounded: false });
 await migrate(sql, new FsStore(objects));

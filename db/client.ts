@@ -82,8 +82,7 @@ export function createSql(url: string, opts: SqlOptions = {}): Sql {
 /**
  * The search pool's own server settings (createSearchSql). The caption search's `%` then reads only
  * the dictionary words it keeps from the trigram index, not every word past pg_trgm's default 0.3
- * (0.25 ms against 0.78 ms a word at 57,000 words; B10 at concurrency 8: 10-25% more searches a
- * second).
+ * (B10: more searches a second; figures in bench/RESULTS.md#notes-moved-from-code-comments).
  */
 export const SEARCH_SETTINGS = { "pg_trgm.similarity_threshold": String(SIMILARITY_THRESHOLD) };
 

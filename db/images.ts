@@ -34,8 +34,8 @@ export const COLUMNS = (sql: Sql | postgres.TransactionSql) =>
  * An image's tags as one JSON array sorted by name (postgres.js parses it): the row and its tags
  * in one round trip, from the tag IDs on the row (migration 010), one primary-key probe per tag.
  * Each tag's row as the object (its columns are the keys): `json_build_object` per tag took an
- * eighth more of PostgreSQL's time for a page's tags (51 images at a million, median of 15:
- * 0.242-0.248 ms against 0.211-0.219), most of a listing's own work besides finding the page.
+ * eighth more of PostgreSQL's time for a page's tags, most of a listing's own work besides
+ * finding the page (bench/RESULTS.md#notes-moved-from-code-comments).
  */
 export const TAGS = (sql: Sql | postgres.TransactionSql) =>
   sql`coalesce((
@@ -70,10 +70,9 @@ export async function getImageByHash(sql: Sql, hash: string): Promise<ImageWithT
  * Up to this ratio between the second-rarest and the rarest tag's image counts, a page of a tag
  * intersection walks both tags in image order at once (a merge join); above it, it walks the
  * rarest tag and probes each of its images for the others. A merge reads both tags' entries in
- * order (each at most MAX_EXAMINED a page); a probe descends the index for each candidate.
- * Measured at a million images (page times, probe against merge): ratio 1.4, 2.5-3.2 against
- * 1.6-1.8 ms; 8, 2.3-3.5 against 1.6-1.8 ms; 13, 2.4-3.3 against 2.0-2.2 ms; 19 with few
- * matches, 3.0-3.8 against 4.8-6.0 ms; 52, 1.6-1.9 against 3.3-4.5 ms.
+ * order (each at most MAX_EXAMINED a page); a probe descends the index for each candidate. The
+ * threshold is where the probe's page time at a million images overtook the merge's (B5; figures
+ * in bench/RESULTS.md#notes-moved-from-code-comments).
  */
 export const MERGE_MAX_RATIO = 10;
 
@@ -89,10 +88,10 @@ const NO_CURSOR = "9223372036854775807";
 /**
  * The most candidates one listing statement examines: images of the newest listing, or entries of
  * the walked tag (each merged tag's own, for two of similar size). A filter that few candidates
- * pass (an exclusion of a tag nearly every image carries, two large tags that rarely meet) ends
- * its page there, short or empty, with the position to resume from; without the bound a page
- * walked the whole table (`-imported`: 0.9-2.0 s at 302,000 images). The rows read a page are
- * thus at most this many candidates, one probe per filter tag each, and the page's own rows.
+ * pass (an exclusion of a tag nearly every image carries, two large tags that rarely meet) ends its
+ * page there, short or empty, with the position to resume from; without the bound a page walked the
+ * whole table (`-imported`, bench/RESULTS.md#notes-moved-from-code-comments). The rows read a page
+ * are thus at most this many candidates, one probe per filter tag each, and the page's own rows.
  */
 export const MAX_EXAMINED = 10_000;
 
@@ -113,23 +112,23 @@ export type ListedImages = ImageWithTags[] & { resume: string | null };
  * page. For several tags the statement ranks them by image count and holds both strategies, each
  * behind a one-time condition on that ranking, so the choice is made per request inside the
  * statement and PostgreSQL can keep one generic plan for it: two tags of similar size are merged
- * (t2 and t3 at a million images: 611 buffers instead of 2,367, bench/plans/two_tags.txt); a
- * rare tag with a popular one drives from the rare one and probes. Any further tags are probed.
- * The merge's exclusion probe names the image as both scans have it (`greatest` of two equal
- * numbers), so that it runs on the merge's rows: on the first tag's column alone PostgreSQL ran
- * it on that tag's scan, and its generic plan turned the merge into a probe per image of that tag
- * (B5's two-tag listings at 851-875 req/s, p99 29-37 ms, against 1,079-1,138 req/s, p99 20.0-21.5
- * ms merged). Fenced off in a sub-select instead, the join lost the page's limit and was planned
- * as a hash join of both tags on the tests' smaller database.
+ * (t2 and t3 at a million images: 611 buffers instead of 2,367, bench/plans/two_tags.txt); a rare
+ * tag with a popular one drives from the rare one and probes. Any further tags are probed. The
+ * merge's exclusion probe names the image as both scans have it (`greatest` of two equal numbers),
+ * so that it runs on the merge's rows: on the first tag's column alone PostgreSQL ran it on that
+ * tag's scan, and its generic plan turned the merge into a probe per image of that tag (B5's
+ * two-tag listings lost a fifth of their rate; bench/RESULTS.md#notes-moved-from-code-comments).
+ * Fenced off in a sub-select instead, the join lost the page's limit and was planned as a hash join
+ * of both tags on the tests' smaller database.
  *
  * There are three statements, one for no tag, one tag and several, whatever the request: nothing
  * a client chooses changes their text. postgres.js prepares each distinct text on each connection
  * and PostgreSQL keeps it for the connection's life; when the page size was written into the text
  * and each tag count had its own statement, 1,000 anonymous listings of distinct shapes grew the
- * backends by 135 MB (bench/_statement_memory.ts; now 13-18 MB, mostly catalog caches).
+ * the backends' memory many times what three statements do (bench/_statement_memory.ts).
  *
  * Each statement keeps its generic plan, so PostgreSQL does not plan every request afresh
- * (0.3-0.7 ms of its CPU per listing at a million images, bench B5; tests/db_listing_test.ts).
+ * (bench B5; tests/db_listing_test.ts).
  * That takes a plan whose cost does not depend on the parameters: each walk is limited by
  * constants (MAX_EXAMINED candidates, MAX_PAGE_ROWS matches), and the page size only limits the
  * rows taken from them (a bound `limit $n` alone is costed for a tenth of the table); the cursor
@@ -142,8 +141,8 @@ export type ListedImages = ImageWithTags[] & { resume: string | null };
  * read for the page anyway); with several, where the candidates are image_tags entries, each is
  * probed in image_tags (tag_id, image_seq) for the excluded IDs (an empty array's probe ends
  * before reading the index). The probe is a scalar sub-select, not `not exists`, which
- * PostgreSQL turns into a hash anti-join that reads every image of the excluded tags first: 1.1 s
- * for `t2,-t1` at a million images, against a page's worth of probes. A one-time test that
+ * PostgreSQL turns into a hash anti-join that reads every image of the excluded tags first,
+ * where a page needs only a page's worth of probes (B5 `t2,-t1`). A one-time test that
  * skipped the probe with no exclusion made PostgreSQL plan every request afresh: the custom
  * plans, which fold the test away, were estimated cheaper than the generic one.
  */
@@ -200,9 +199,8 @@ const L = {
 
 /**
  * The three listing statements' text, each built once (db/template.ts): postgres.js rebuilt their
- * fragments on every request. The client's CPU a listing (2,000 listings finding nothing,
- * `process.cpuUsage`, two rounds): the newest page 0.23 -> 0.16-0.17 ms, one tag 0.21-0.25 ->
- * 0.15-0.16, two tags 0.31-0.36 -> 0.18-0.21, against 0.13-0.15 for a four-parameter `select`.
+ * fragments on every request; built once, a listing costs the client little more CPU than a
+ * four-parameter `select` (bench/RESULTS.md#notes-moved-from-code-comments).
  */
 const LISTING_STATEMENTS = new StatementCache<ListingShape, (typeof L)[keyof typeof L]["name"]>(
   listingStatement,
@@ -230,8 +228,7 @@ function listingStatement({ tags: shape, examine }: ListingShape): Piece {
   const excluded = q`excluded as materialized (
     select array(select id from (${meantTagIdsOf(L.exclude)}) e where id is not null) as ids)`;
   // A tag both required and excluded matches nothing: a one-time condition ends the statement
-  // before it walks, which would otherwise probe every image of the tag (1.7 s for t1,-t1 at a
-  // million images).
+  // before it walks, which would otherwise probe every image of the tag (B5 `t1,-t1`).
   const clash = (required: Piece) =>
     q`not exists (select 1 from (${required}) r where r.id = any((select ids from excluded)::bigint[]))`;
   // The candidate image `i` carries none of the excluded tags, read from its row's tag IDs: the
@@ -409,10 +406,11 @@ const tooManyTags = () =>
  * stored; null when the hash was taken (the caller adds the tags to the existing image).
  * `pendingKeys` leave pending_deletes in the same transaction, and only if the row went in.
  *
- * No statement needs another's result (each finds the new row by its short ID), so they all go
- * out in one round trip between BEGIN and COMMIT: postgres.js pipelines queries sent before
- * their replies. Awaited one by one, the six statements and a read after the commit took 3-13 ms
- * on a loaded machine, after the thumbnail, on the upload's critical path (bench B2).
+ * No statement needs another's result (each finds the new row by its short ID), so they all go out
+ * in one round trip between BEGIN and COMMIT: postgres.js pipelines queries sent before their
+ * replies. Awaited one by one, the six statements and a read after the commit were round trips
+ * after the thumbnail, on the upload's critical path (bench B2;
+ * bench/RESULTS.md#notes-moved-from-code-comments).
  */
 export async function insertImage(
   sql: Sql,

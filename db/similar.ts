@@ -44,7 +44,7 @@ function searchQuery(
   const near =
     sql`i.phash is not null and bit_count((i.phash # ${h}::bigint)::bit(64)) <= ${distance}`;
   // `= any(array(...))`: the few matches are read by primary key. Joined instead, PostgreSQL
-  // (which cannot estimate the distance filter) hashed the whole table (0.7-1 s at 1M rows).
+  // (which cannot estimate the distance filter) hashed the whole table (B11).
   return sql<(SimilarHit & { seq: string })[]>`
     select ${rows ? sql`${COLUMNS(sql)}, ${TAGS(sql)}` : sql`i.id, i.short_id, i.seq`},
       bit_count((i.phash # ${h}::bigint)::bit(64))::int as distance
@@ -217,9 +217,9 @@ export class SelfMergeError extends AppError {
 
 /**
  * Moves the tags of image `from` to image `into` (and its caption, if `into` has none) and deletes
- * `from`, recording its objects for deletion: one transaction, both rows locked in ID order. Returns the keys to remove now, or
- * null when either image does not exist. Throws TooManyTagsError (nothing changes) when `into`
- * would carry more than MAX_TAGS_PER_IMAGE tags.
+ * `from`, recording its objects for deletion: one transaction, both rows locked in ID order.
+ * Returns the keys to remove now, or null when either image does not exist. Throws TooManyTagsError
+ * (nothing changes) when `into` would carry more than MAX_TAGS_PER_IMAGE tags.
  */
 export function mergeImageInto(
   sql: Sql,

@@ -40,7 +40,8 @@ export function resolvedNames(sql: AnySql, names: string[]) {
  * SQL: the tag each of `names` means, as rows of `id`, one per name: an alias's target, else the
  * tag of that name, null when neither exists. For statements that filter by the names a request
  * gives (listings, caption search): resolving them in a statement of their own cost a round trip
- * each, a quarter of a filtered listing's throughput (B12 `t2,-t1` 744-773 against 989-1,020 req/s).
+ * each, a quarter of a filtered listing's throughput (B12 `t2,-t1`;
+ * bench/RESULTS.md#notes-moved-from-code-comments).
  */
 export function meantTagIds(sql: AnySql, names: string[]) {
   return sql`select coalesce(a.target_id, t.id) as id from unnest(${names}::text[]) n(name)
@@ -105,8 +106,9 @@ export function listTags(sql: Sql, q: ListTagsQuery): Promise<TagDto[]> {
 /**
  * SQL: `column` contains `text` (lower-cased, like stored names). From three characters on, the
  * trigram index narrows the rows; below that it cannot, and a prepared statement's generic plan
- * would still pick it and recheck every tag (9 ms at 10,000 tags), so a plain substring test lets
- * the planner walk the ordered index and stop at the limit instead (0.2 ms).
+ * would still pick it and recheck every tag, so a plain substring test lets the planner walk the
+ * ordered index and stop at the limit instead (B12;
+ * bench/RESULTS.md#notes-moved-from-code-comments).
  */
 function substring(sql: Sql, column: "name" | "alias", text: string) {
   return [...text].length >= 3
@@ -132,7 +134,8 @@ const SORTED_PREFIX_MATCHES = 200;
 
 /**
  * Names of one or two characters' text tested in count order before the index of their
- * characters is asked: enough for a common letter to fill the limit, few enough to read in 0.1 ms.
+ * characters is asked: enough for a common letter to fill the limit, few enough to read in a
+ * fraction of a millisecond (B12).
  */
 const WALKED_BY_COUNT = 500;
 
@@ -142,17 +145,17 @@ const WALKED_BY_COUNT = 500;
  * A match through an alias names its target and carries the alias.
  *
  * One statement with one generic plan (planned once per connection: PostgreSQL would otherwise
- * plan each request for its own text, 0.6 ms, four times the 0.15 ms of running it), whose steps
- * hold for any text:
+ * plan each request for its own text, which costs more than running it), whose steps hold for
+ * any text:
  * - prefix matches come from the `text_pattern_ops` range, sorted, when there are fewer than
  *   SORTED_PREFIX_MATCHES (counted up to that many in the same index); more are walked in count
  *   order, which soon meets the limit. Either alone had a slow case: sorting every tag for `t`,
  *   walking all 10,000 for `x`;
  * - aliases are matched first and joined to their targets: a plan that walked the tags by count
- *   and probed each for an alias read all 10,000 tags when none matched (3-13 ms, bench B12);
+ *   and probed each for an alias read all 10,000 tags when none matched (bench B12);
  * - other substring matches are looked for only when the prefix matches leave room, so a common
  *   prefix never scans for substrings; from three characters on through the trigram index,
- *   shorter through the index of each name's characters (a letter in no name: 0.05 ms).
+ *   shorter through the index of each name's characters (a letter in no name reads no name).
  */
 export async function suggestTags(
   sql: Sql,
@@ -164,11 +167,11 @@ export async function suggestTags(
   const manyPrefixed = sql`(select count(*) from (
     select from tags where ${starts("name")} limit ${sorted}) f) >= ${sorted}`;
   // Other names containing the text, in the room the prefix matches leave. From three characters
-  // on, those the trigram index finds, then sorted (walking by count and testing each name took
-  // 8 ms when few or none matched). Shorter texts the trigram index cannot narrow: the first
+  // on, those the trigram index finds, then sorted (walking by count and testing each name was
+  // slow when few or none matched). Shorter texts the trigram index cannot narrow: the first
   // WALKED_BY_COUNT names in count order are tested, and when they hold too few matches, the
   // names holding all of the text's characters (migration 011) are tested and sorted. A letter in
-  // no name read all 10,000 names in count order, 1.7 ms; now 500 and the index.
+  // no name read all 10,000 names in count order; now WALKED_BY_COUNT and the index.
   const inside = sql`not starts_with(name, ${text}) and image_count > 0`;
   const room = sql`(select n from room)`;
   const order = sql`order by image_count desc, name limit ${room}`;

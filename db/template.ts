@@ -2,9 +2,9 @@
  * Statements whose text is built once per shape and then only given values (the caption search,
  * db/captions.ts; the listings, db/images.ts). postgres.js builds a statement from its
  * tagged-template fragments on every call and has no way to reuse the text it built: for the
- * caption search some hundred fragments (each a Promise) rendered into 15 KB of text, 0.53-0.59
- * ms of the client's CPU for a word-and-tag search against 0.11-0.19 ms for a four-parameter
- * `select` (2,000 searches, `process.cpuUsage`), 0.22-0.36 ms with the text kept. Here the
+ * caption search some hundred fragments (each a Promise) rendered into 15 KB of text, several
+ * times the client's CPU of a four-parameter `select`, most of which keeping the text saves
+ * (bench/RESULTS.md#notes-moved-from-code-comments). Here the
  * fragments are plain objects, per-call values are named slots, and the text, rendered as
  * postgres.js renders it (every slot occurrence its own `$n`, in order), is kept per shape and
  * run with postgres.js's `unsafe(text, values, { prepare: true })`.

@@ -13,7 +13,7 @@ import type { ByteRange, ObjectStore } from "../adapters/storage/mod.ts";
 import { S3Store } from "../adapters/storage/s3.ts";
 import { startService } from "./_harness/app.ts";
 import { authHeader, upload } from "./_harness/images.ts";
-import { within } from "./reliability/_util.ts";
+import { within } from "./_harness/waits.ts";
 
 const pool = await ThumbnailPool.start({ size: 1, maxPixels: 50_000_000, timeoutMs: 20_000 });
 const svc = await startService({ thumbnails: pool });

@@ -10,7 +10,7 @@ import type { ImageDto } from "../domain/types.ts";
 import { startService } from "./_harness/app.ts";
 import { authHeader, makeImage, upload } from "./_harness/images.ts";
 import { NGINX_ADDRESS, pointBlockAt, readmeNginxBlock, startNginx } from "./_harness/nginx.ts";
-import { serve } from "./browser/_browser.ts";
+import { serve } from "./_harness/playwright.ts";
 
 const svc = await startService({
   thumbnails: { thumbnail: (b) => makeThumbnail(b) },

@@ -10,7 +10,7 @@ import { MAX_TAGS_PER_IMAGE } from "../domain/tag_names.ts";
 import { startService } from "./_harness/app.ts";
 import { authHeader, makeImage, randomTag, upload } from "./_harness/images.ts";
 import { apiRoutes } from "./_harness/routes.ts";
-import { tagCountDrift } from "./reliability/_util.ts";
+import { tagCountDrift } from "./_harness/consistency.ts";
 
 const svc = await startService();
 Deno.test.afterAll(() => svc.close());

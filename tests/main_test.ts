@@ -14,7 +14,7 @@ import {
 } from "./_harness/child.ts";
 import { freshDatabase } from "./_harness/db.ts";
 import { disposeS3, startS3 } from "./_harness/s3.ts";
-import { within } from "./reliability/_util.ts";
+import { within } from "./_harness/waits.ts";
 import { mayLowerNice, threadNices } from "./_harness/threads.ts";
 import { EVENT_LOOP_NICE } from "../adapters/event_loop.ts";
 

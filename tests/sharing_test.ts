@@ -14,7 +14,7 @@ import { createApp } from "../wiring/app.ts";
 import { startService } from "./_harness/app.ts";
 import { authHeader, makeImage, randomColor, upload } from "./_harness/images.ts";
 import { hostEnv } from "./_harness/child.ts";
-import { serve } from "./browser/_browser.ts";
+import { serve } from "./_harness/playwright.ts";
 
 const svc = await startService({
   thumbnails: { thumbnail: (b) => makeThumbnail(b) },

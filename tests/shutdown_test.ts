@@ -11,7 +11,7 @@ import { TEST_PASSWORD } from "./_harness/app.ts";
 import { childEnv, type ChildService, ROOT, spawnService } from "./_harness/child.ts";
 import { freshDatabase } from "./_harness/db.ts";
 import { disposeS3, startS3 } from "./_harness/s3.ts";
-import { until } from "./reliability/_util.ts";
+import { until } from "./_harness/waits.ts";
 
 /** main.ts waits at most 25 s for in-flight requests; give it a little more to close. */
 const EXIT_BOUND_MS = 30_000;

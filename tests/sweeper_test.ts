@@ -13,7 +13,7 @@ import { type ObjectStore, StorageError } from "../adapters/storage/mod.ts";
 import { startService, TEST_PASSWORD } from "./_harness/app.ts";
 import { makeImage, uploadForm } from "./_harness/images.ts";
 import { childEnv, spawnService, startArgs } from "./_harness/child.ts";
-import { sleep, within } from "./reliability/_util.ts";
+import { sleep, within } from "./_harness/waits.ts";
 
 const svc = await startService();
 const { sql } = svc.db;

@@ -9,7 +9,8 @@ import { authHeader, makeImage, randomTag, upload } from "./_harness/images.ts";
 import { sweepPendingDeletes } from "../services/deleter.ts";
 import type { JobQueue } from "../adapters/jobs/mod.ts";
 import { scheduleImplications } from "../services/tags/implications.ts";
-import { tagCountDrift, until } from "./reliability/_util.ts";
+import { tagCountDrift } from "./_harness/consistency.ts";
+import { until } from "./_harness/waits.ts";
 import { setImageText } from "../db/captions.ts";
 
 const svc = await startService({ jobs: true });

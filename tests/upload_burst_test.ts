@@ -7,8 +7,10 @@
  * for seconds (4663 ms for twenty in bench B3); now a stretch is a few milliseconds.
  */
 import assert from "node:assert/strict";
-import { type LoopGaps, multipartBody, photoJpeg, withComment } from "../bench/_lib.ts";
-import { START_SIGNAL, STOP_SIGNAL } from "../bench/_signals.ts";
+import { type LoopGaps } from "./_harness/loop_watch.ts";
+import { multipartBody } from "./_harness/upload_form.ts";
+import { photoJpeg, withComment } from "./_harness/photos.ts";
+import { START_SIGNAL, STOP_SIGNAL } from "./_harness/measure_signals.ts";
 import { TEST_PASSWORD } from "./_harness/app.ts";
 import { boundPort, childEnv, spawnChild, waitReady } from "./_harness/child.ts";
 import { freshDatabase } from "./_harness/db.ts";
@@ -58,7 +60,7 @@ Deno.test("ten 12 MP uploads at once never hold the service's event loop for lon
     child.kill(STOP_SIGNAL);
     assert.deepEqual(statuses, Array(UPLOADS).fill(201));
     // The signals start and stop the watch and nothing else: SIGUSR1 would have opened Deno's
-    // inspector in the service being measured (bench/_signals.ts).
+    // inspector in the service being measured (tests/_harness/measure_signals.ts).
     assert.doesNotMatch(child.output(), /Debugger listening|inspector server/i);
     let report: LoopGaps | null = null;
     for (let i = 0; i < 200 && !report; i++) {

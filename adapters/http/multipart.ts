@@ -1,9 +1,9 @@
 /**
  * A small multipart/form-data parser for uploads, incremental: the body is read into one buffer
  * (the caller caps its size) and parsed after each read, the boundaries found by `indexOfBytes`,
- * where node:buffer's indexOf (JavaScript under Deno) took 32 ms on a 5.3 MB body and the
- * platform's formData() more, all of it on the event loop at once. The file's bytes are a view
- * into the body: no copy.
+ * where node:buffer's indexOf (JavaScript under Deno) and the platform's formData() each held the
+ * event loop for a whole body at once (bench/RESULTS.md#notes-moved-from-code-comments). The file's
+ * bytes are a view into the body: no copy.
  */
 
 /** One part of the form. */
@@ -43,8 +43,8 @@ function param(header: string, key: string): string | null {
 /**
  * The first index of `needle` in `hay` at or after `from`, or -1. A boundary line (16 bytes or
  * more) is found by Horspool's method: each step reads the byte under the needle's last position
- * and skips as far as that byte allows. In 5.3 MB of random bytes a 37-byte boundary line took
- * 0.6 ms, where jumping between candidate first bytes with the native indexOf took 2.8 ms.
+ * and skips as far as that byte allows, several times faster on random bytes than jumping between
+ * candidate first bytes with the native indexOf (bench/RESULTS.md#notes-moved-from-code-comments).
  * Shorter needles, whose skips are short, keep the native first-byte jumps.
  */
 export function indexOfBytes(hay: Uint8Array, needle: Uint8Array, from = 0): number {

@@ -3,7 +3,7 @@
  * (`data-island-src`, a hashed `/_static/` URL from the manifest) and is followed by its props.
  * Islands load by dynamic import, which the page's load event does not wait for: once every one
  * has hydrated (or failed to load), `<html>` gets `data-hydrated`, which browser tests wait for
- * before they press a button (tests/browser/_browser.ts `hydrated`).
+ * before they press a button (tests/_harness/playwright.ts `hydrated`).
  */
 import { h, hydrate } from "preact";
 

@@ -5,11 +5,12 @@
  * LOCKED`), in its own schema `jobs` and over its own small pool, so that background work never
  * takes a connection a request is waiting for.
  *
- * Measured against the alternatives (issue 20): pg-boss 12 loads in about 270 ms, so it is
- * imported only when a queue starts, after the service listens; `start()` creates or migrates its
- * schema in 0.4-0.6 s under an advisory lock. Its own pool is used rather than an adapter on
- * postgres.js: its schema work sends BEGIN ... COMMIT as one text, which a postgres.js pool
- * refuses, and its maintenance expects every statement's rows back.
+ * Chosen against the alternatives (issue 20). Loading pg-boss takes a noticeable part of a cold
+ * start, so it is imported only when a queue starts, after the service listens; `start()` creates
+ * or migrates its schema under an advisory lock (bench/RESULTS.md#notes-moved-from-code-comments).
+ * Its own pool is used rather than an adapter on postgres.js: its schema work sends BEGIN ...
+ * COMMIT as one text, which a postgres.js pool refuses, and its maintenance expects every
+ * statement's rows back.
  */
 import type { Logger } from "../log.ts";
 

@@ -36,7 +36,7 @@ export class EngineCrashed extends Error {
 
 const PROCESS = fileURLToPath(new URL("./ocr_process.ts", import.meta.url));
 const CONFIG = fileURLToPath(new URL("../../deno.json", import.meta.url));
-/** A start that takes longer is a broken one (a first start is 0.4-5.5 s on a busy machine). */
+/** A start that takes longer is a broken one: a hang guard far above a first start's time. */
 const START_TIMEOUT_MS = 60_000;
 
 /** A caption-sized picture, read at start so that the first real image pays no JIT. */

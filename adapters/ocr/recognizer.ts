@@ -12,7 +12,7 @@ import { readBands } from "./read_bands.ts";
 
 /** Options of CaptionReader.start(). */
 export interface CaptionReaderOptions extends PreprocessOptions {
-  /** Engines (OCR processes) reading in parallel; each holds ~150-250 MB. */
+  /** Engines (OCR processes) reading in parallel; each holds a few hundred MB. */
   workers?: number;
   /** Per image, from the start of its work (not its wait for an engine). */
   timeoutMs?: number;
@@ -31,8 +31,8 @@ export interface CaptionText {
 /**
  * Words below this confidence (0-100) are dropped. Caption words read well score 90-96; a band
  * of texture without a sure word is dropped whole (read_bands.ts), so the floor only trims unsure
- * words beside sure ones. On the 200-image corpus (bench/text_quality.ts), found in the top 5:
- * floor 0 99.5% (but 0.5% false matches), 40 99.0%, 50 98.0%, 70 97.5%; 40 and up: none false.
+ * words beside sure ones. 40 is the lowest floor with no false match on the 200-image corpus
+ * of bench/text_quality.ts (figures in bench/RESULTS.md#notes-moved-from-code-comments).
  */
 export const CONFIDENCE_FLOOR = 40;
 

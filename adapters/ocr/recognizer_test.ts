@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
 import sharp from "sharp";
 import { photoBackground, textFreePhotos } from "../../tests/_harness/caption_corpus.ts";
-import { type LoopGaps, watchEventLoop } from "../../bench/_lib.ts";
+import { type LoopGaps, watchEventLoop } from "../../tests/_harness/loop_watch.ts";
 import { CaptionReader } from "./mod.ts";
 import { threadNices } from "../../tests/_harness/threads.ts";
 import { setPriority } from "node:os";

@@ -1,9 +1,9 @@
 /**
  * Sends a request whose body is bytes in memory through node:http(s) instead of fetch. fetch
- * copies such a body before it sends it (the Fetch standard says to), and on the service's
- * machine a fresh 5 MB copy cost 20-30 ms of CPU on the event loop, page faults mostly; twenty
- * uploads at once queued that behind every health probe. node:http writes the caller's bytes to
- * the socket as they are: 4-8 ms of CPU per 5 MB put, spread over the writes.
+ * copies such a body before it sends it (the Fetch standard says to), and a fresh copy of an
+ * upload costs the event loop page faults; twenty uploads at once queued that behind every health
+ * probe (B3). node:http writes the caller's bytes to the socket as they are, spread over the
+ * writes (bench/RESULTS.md#notes-moved-from-code-comments).
  *
  * Each put has a connection of its own (no keep-alive agent): an idle pooled socket would outlive
  * every test that stores a file, and a connection costs little beside a multi-megabyte body (one
@@ -54,9 +54,10 @@ export function sendBytes(
     signal.addEventListener("abort", abort, { once: true });
     req.on("close", () => signal.removeEventListener("abort", abort));
     req.on("error", reject);
-    // In pieces, the next once the last is taken and the loop has had its turn (adapters/event_loop.ts):
-    // the runtime copies what it is given, and a write of 5 MB (or pieces written in one go)
-    // was one stretch of 13-18 ms of the event loop.
+    // In pieces, the next once the last is taken and the loop has had its turn
+    // (adapters/event_loop.ts): the runtime copies what it is given, and a write of a whole upload
+    // (or pieces written in one go) is one long stretch of the event loop
+    // (bench/RESULTS.md#notes-moved-from-code-comments).
     const bytes = Buffer.from(body.buffer, body.byteOffset, body.length);
     let at = 0;
     const write = async (err?: Error | null) => {

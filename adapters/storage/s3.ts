@@ -3,17 +3,17 @@
  * signed with Signature Version 4 (`sigv4.ts`), each under a deadline that fails it once the
  * server makes no progress for S3_TIMEOUT_SECONDS (`s3_request.ts`).
  *
- * Not through @aws-sdk/client-s3, which the brief proposed: on the same machine, loading it took
- * 73-114 ms of the edge reader's cold start (bench B7, target 300 ms) and each small put cost
- * about 3 ms of CPU in its middleware, endpoint rules and signing (bench B8). It also needed
- * three workarounds here (checksum modes that corrupted streamed puts on s3rver, a Node stream
- * wrapper, a handler swap so bodies were not buffered). Credentials other than a configured key
- * pair (instance roles, profiles, SSO) still come from the SDK's own provider chain, loaded
+ * Not through @aws-sdk/client-s3, which the brief proposed: loading it took a third of the edge
+ * reader's cold-start target (bench B7) and each small put paid CPU in its middleware, endpoint
+ * rules and signing (bench B8; figures in bench/RESULTS.md#notes-moved-from-code-comments). It also
+ * needed three workarounds here (checksum modes that corrupted streamed puts on s3rver, a Node
+ * stream wrapper, a handler swap so bodies were not buffered). Credentials other than a configured
+ * key pair (instance roles, profiles, SSO) still come from the SDK's own provider chain, loaded
  * only when no key pair is configured.
  *
- * Nor signed by the SDK's `@smithy/signature-v4`, measured against our signer in alternating
- * runs: it added 20-30 ms of CPU to loading the reader's modules (its `@smithy/core` bundles) and
- * 0.1 ms of CPU to each small put (0.31 -> 0.40 ms), with no gain on reads. Our signer is tested
+ * Nor signed by the SDK's `@smithy/signature-v4`, compared with our signer in alternating runs:
+ * it added CPU to loading the reader's modules (its `@smithy/core` bundles) and to each small put,
+ * with no gain on reads (bench/RESULTS.md#notes-moved-from-code-comments). Our signer is tested
  * against it instead (sigv4_test.ts), and every request against what S3 would verify (s3_test.ts).
  */
 import type { ByteRange, ObjectBody, ObjectInfo, ObjectStore, PutOptions } from "./mod.ts";

@@ -100,7 +100,7 @@ const DEFAULT_TIMEOUT_MS = 15_000;
  */
 const SLOWEST_SEND_BYTES_PER_MS = 1024 * 1024 / 1000;
 
-/** A pause of 50-150 ms before the retry, so that replicas told to slow down do not stampede. */
+/** A pause of 50 ms plus up to 100 ms at random before the retry, so replicas do not stampede. */
 const backoff = () => new Promise((r) => setTimeout(r, 50 + Math.random() * 100));
 
 /** A failed S3 response: its status and, when the body said, S3's error code. */

@@ -27,10 +27,10 @@ async function greySquare(pixels: RawPixels, width: number, height: number): Pro
 }
 
 /**
- * The stored perceptual hash of these pixels: the gradient hash (dHash). Measured against the
- * DCT pHash on the corpus of bench/b11_similar_quality.ts (3,600 reposts), it finds 97.9% at 8
- * bits; the pHash needs 12 bits for as many (95.2% at 10), and the indexed search costs five
- * times more probes at 12. Figures in bench/RESULTS.md.
+ * The stored perceptual hash of these pixels: the gradient hash (dHash). Compared with the DCT
+ * pHash on the corpus of bench/b11_similar_quality.ts (3,600 reposts), it finds as many reposts
+ * at a smaller distance, where the indexed search needs fewer probes (B11; figures in
+ * bench/RESULTS.md#notes-moved-from-code-comments).
  *
  * Null for a picture with no visible structure at that scale (a plain colour, a faint gradient):
  * every such picture would hash alike, so a red square would "look like" a blue one.

@@ -218,9 +218,9 @@ export class ThumbnailPool {
       }, this.#timeoutMs);
       // Copy exactly the viewed bytes and move the copy, so the worker owns it and the caller's
       // bytes stay usable. The copy goes into the buffer the worker handed back with its last
-      // answer: a 5.3 MB copy into mapped memory took 0.2 ms, into a fresh buffer 20-30 ms of
-      // page faults on the event loop. A larger input gets a buffer of its own, which the worker
-      // then hands back for the next job.
+      // answer: a copy into mapped memory costs no page faults on the event loop, one into a fresh
+      // buffer does (bench/RESULTS.md#notes-moved-from-code-comments). A larger input gets a buffer
+      // of its own, which the worker then hands back for the next job.
       const input = job.input.length <= (slot.buffer?.byteLength ?? 0)
         ? new Uint8Array(slot.buffer!, 0, job.input.length)
         : new Uint8Array(job.input.length);

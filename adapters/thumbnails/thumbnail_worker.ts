@@ -30,7 +30,7 @@ const WARMUP_PNG = sharp({ create: { width: 16, height: 16, channels: 3, backgro
 const WARMUP_JPEG = sharp({ create: { width: 64, height: 64, channels: 3, background: "#468" } })
   .jpeg().toBuffer();
 
-/** The input buffer a worker hands the pool at start: a 12 MP JPEG of 5.3 MB fits. */
+/** The input buffer a worker hands the pool at start: a 12 MP JPEG of the benchmarks fits. */
 const INPUT_BUFFER_BYTES = 8 * 1024 * 1024;
 
 function reply(message: WorkerResponse, transfer: Transferable[] = []): void {

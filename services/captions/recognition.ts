@@ -80,9 +80,9 @@ export function lazyReader(
 }
 
 /**
- * How long after an upload recognition still waits: uploads sent one after another leave gaps
- * of a few ms, and a recognition started in one (its original read from storage, the OCR
- * process's work) slowed the next upload by a fifth (B2: 91 -> 114 ms; B8 0.79x -> 0.74x).
+ * How long after an upload recognition still waits: uploads sent one after another leave gaps of a
+ * few ms, and a recognition started in one (its original read from storage, the OCR process's work)
+ * slowed the next upload by a fifth (B2, B8; bench/RESULTS.md#notes-moved-from-code-comments).
  */
 const UPLOAD_QUIET_MS = 300;
 

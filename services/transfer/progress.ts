@@ -21,7 +21,7 @@ export interface ProgressState {
   startedMs: number;
 }
 
-/** Human-readable bytes: 1.5 MB, 320 kB (decimal units). */
+/** Human-readable bytes: "1.5 MB", "320 kB" (decimal units). */
 export function formatBytes(n: number): string {
   if (n < 1000) return `${n} B`;
   const units = ["kB", "MB", "GB", "TB"];

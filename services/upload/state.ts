@@ -13,10 +13,9 @@ export const PUT_SLOTS = 3;
 /**
  * The longest an original waits for a slot before it is written anyway (a put still within its
  * S3_TIMEOUT_SECONDS holds its slot). Writing is not what limits the upload rate (thumbnails
- * are), but twenty 5 MB originals written at once meant every event-loop turn served a write of
- * each: bench B3, health p99 during a burst of 20 12 MP uploads, alternating runs: median
- * 19.8 ms writing them all at once (17 runs, 9.4-34.3, 8 over 20 ms), 16.5 two to four at a time
- * (22 runs, 7.7-40.3, 4 over 20); the burst took 1.5-1.7 s either way.
+ * are), but twenty originals written at once meant every event-loop turn served a write of each:
+ * a few at a time lowers B3's health p99 during a burst and the burst takes as long (figures in
+ * bench/RESULTS.md#notes-moved-from-code-comments).
  */
 export const PUT_SLOT_WAIT_MS = 1000;
 

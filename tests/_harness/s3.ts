@@ -1,7 +1,8 @@
 /**
  * An s3rver (the S3-protocol server installable here) on a random loopback port, with one
  * bucket. It only accepts the credentials S3RVER/S3RVER. `startS3` runs it in this process;
- * `s3_process.ts` runs it in a child process that a test can freeze.
+ * `startS3Process` (s3_process.ts) runs it in a child process that a test can freeze, and the
+ * benchmarks run it there so that neither the service nor the load generator pays for it.
  */
 import S3rver from "npm:s3rver@3.7.1";
 import { type S3Settings, S3Store } from "../../adapters/storage/s3.ts";
@@ -9,6 +10,8 @@ import { type S3Settings, S3Store } from "../../adapters/storage/s3.ts";
 /** A running s3rver and a store on its bucket. */
 export interface TestS3 {
   settings: S3Settings;
+  /** The bucket's name (also `settings.bucket`). */
+  bucket: string;
   store: S3Store;
   endpoint: string;
   port: number;
@@ -19,19 +22,32 @@ export interface TestS3 {
   restart(): Promise<void>;
 }
 
-/** The settings and store of a bucket on the s3rver at `port`. */
-export function s3rverBucket(port: number, bucket: string, timeoutMs?: number) {
-  const endpoint = `http://127.0.0.1:${port}`;
-  const settings: S3Settings = {
-    bucket,
-    endpoint,
+/** The settings of `bucket` on the s3rver at `endpoint`, with the credentials s3rver accepts. */
+export function s3rverSettings(
+  s3: { endpoint: string; bucket: string },
+  timeoutMs?: number,
+): S3Settings {
+  return {
+    bucket: s3.bucket,
+    endpoint: s3.endpoint,
     region: "us-east-1",
     accessKeyId: "S3RVER",
     secretAccessKey: "S3RVER",
     forcePathStyle: true,
     timeoutMs,
   };
-  return { endpoint, settings, store: new S3Store(settings) };
+}
+
+/** A new store on `bucket` of the s3rver at `endpoint` (its own connections). */
+export function s3rverStore(s3: { endpoint: string; bucket: string }, timeoutMs?: number): S3Store {
+  return new S3Store(s3rverSettings(s3, timeoutMs));
+}
+
+/** The settings and store of a bucket on the s3rver at `port`. */
+export function s3rverBucket(port: number, bucket: string, timeoutMs?: number) {
+  const endpoint = `http://127.0.0.1:${port}`;
+  const settings = s3rverSettings({ endpoint, bucket }, timeoutMs);
+  return { endpoint, bucket, settings, store: new S3Store(settings) };
 }
 
 /** Starts s3rver with bucket `bucket` in a temporary folder. */

@@ -1,14 +1,17 @@
 /**
  * s3rver in a child process of its own, so that a test can freeze it (SIGSTOP: connections are
- * still accepted by the kernel, and nothing answers) and thaw it (SIGCONT). Run as a script it is
- * that child: s3rver on S3_PORT (0: any) over the folder S3_DIR, printing `{"port": n}` once
- * listening, until SIGTERM.
+ * still accepted by the kernel, and nothing answers) and thaw it (SIGCONT), and so that a
+ * benchmark's service and load generator never pay for it (bench/_lib/service.ts). Run as a
+ * script it is that child: s3rver on S3_PORT (0: any) over the folder S3_DIR, printing
+ * `{"port": n}` once listening, until SIGTERM.
  */
 import S3rver from "npm:s3rver@3.7.1";
 import { s3rverBucket, type TestS3 } from "./s3.ts";
 
 const BUCKET = "board";
 const TEST_LOCK = new URL("../deno.lock", import.meta.url).pathname;
+/** Hang guard: how long the child may take to print its port. */
+const READY_MS = 60_000;
 
 /** A TestS3 in a child process, with the signals of an outage. */
 export interface ChildS3 extends TestS3 {
@@ -30,10 +33,15 @@ async function spawn(port: number, dir: string) {
   }).spawn();
   const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
   let out = "";
-  while (!out.includes("\n")) {
-    const { value, done } = await reader.read();
-    if (done) throw new Error(`s3rver exited before it listened: ${out}`);
-    out += value;
+  const timer = setTimeout(() => child.kill("SIGKILL"), READY_MS);
+  try {
+    while (!out.includes("\n")) {
+      const { value, done } = await reader.read();
+      if (done) throw new Error(`s3rver exited before it listened (${READY_MS} ms bound): ${out}`);
+      out += value;
+    }
+  } finally {
+    clearTimeout(timer);
   }
   reader.releaseLock();
   child.stdout.cancel().catch(() => {});

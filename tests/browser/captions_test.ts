@@ -18,7 +18,7 @@ import {
   launchBrowser,
   screenshot,
   serve,
-} from "./_browser.ts";
+} from "../_harness/playwright.ts";
 
 await ensureBuiltAssets();
 

@@ -13,7 +13,7 @@ import {
   screenshot,
   serve,
   WAIT_MS,
-} from "./_browser.ts";
+} from "../_harness/playwright.ts";
 
 const svc = await startService();
 const server = serve(svc.app.fetch);

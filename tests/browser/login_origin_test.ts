@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { startService, TEST_PASSWORD } from "../_harness/app.ts";
-import { BROWSER, launchBrowser, serve, WAIT_MS } from "./_browser.ts";
+import { BROWSER, launchBrowser, serve, WAIT_MS } from "../_harness/playwright.ts";
 
 const svc = await startService({ env: { LOGIN_MAX_FAILURES: "3" } });
 const server = serve(svc.app.fetch);

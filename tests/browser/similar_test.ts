@@ -10,7 +10,13 @@ import { ThumbnailPool } from "../../adapters/thumbnails/pool.ts";
 import { startService } from "../_harness/app.ts";
 import { authHeader, randomTag, upload } from "../_harness/images.ts";
 import { makeSources, makeVariants } from "../_harness/similar_corpus.ts";
-import { collectErrors, ensureBuiltAssets, launchBrowser, screenshot, serve } from "./_browser.ts";
+import {
+  collectErrors,
+  ensureBuiltAssets,
+  launchBrowser,
+  screenshot,
+  serve,
+} from "../_harness/playwright.ts";
 
 await ensureBuiltAssets();
 

@@ -14,7 +14,7 @@ import {
   hydrated,
   launchBrowser,
   serve,
-} from "./_browser.ts";
+} from "../_harness/playwright.ts";
 
 await ensureBuiltAssets();
 

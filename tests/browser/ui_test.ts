@@ -22,8 +22,8 @@ import {
   screenshot,
   serve,
   WAIT_MS,
-} from "./_browser.ts";
-import { type Face, face } from "./_faces.ts";
+} from "../_harness/playwright.ts";
+import { type Face, face } from "../_harness/faces.ts";
 
 await ensureBuiltAssets();
 

@@ -9,7 +9,8 @@ import { ThumbnailPool } from "../../adapters/thumbnails/pool.ts";
 import { startService } from "../_harness/app.ts";
 import { authHeader, makeImage, upload } from "../_harness/images.ts";
 import { fail, limiterRow, login } from "../_harness/login.ts";
-import { assertBucketMatchesTables, within } from "./_util.ts";
+import { assertBucketMatchesTables } from "../_harness/consistency.ts";
+import { within } from "../_harness/waits.ts";
 
 const pool = await ThumbnailPool.start({
   size: 1,

@@ -18,15 +18,10 @@ import { createApp } from "../../wiring/app.ts";
 import { createSql } from "../../db/client.ts";
 import { sha256Hex } from "../../domain/hash.ts";
 import { originalKey } from "../../domain/storage_keys.ts";
-import {
-  assertBucketMatchesTables,
-  concat,
-  sleep,
-  startPgProxy,
-  tagCountDrift,
-  te,
-  within,
-} from "./_util.ts";
+import { assertBucketMatchesTables, tagCountDrift } from "../_harness/consistency.ts";
+import { concat, te } from "../_harness/bytes.ts";
+import { sleep, within } from "../_harness/waits.ts";
+import { startPgProxy } from "../_harness/pg_proxy.ts";
 
 /**
  * Uncaught errors (from timers and sockets of the database client) are recorded here instead of
@@ -443,7 +438,12 @@ Deno.test("a process using the service's database client survives connections ki
   const db = await freshDatabase();
   try {
     const child = new Deno.Command(Deno.execPath(), {
-      args: ["run", "-A", new URL("./_pg_kill_child.ts", import.meta.url).pathname, db.url],
+      args: [
+        "run",
+        "-A",
+        new URL("../_harness/pg_kill_child.ts", import.meta.url).pathname,
+        db.url,
+      ],
       env: { NO_COLOR: "1" },
       stdin: "null",
       stdout: "piped",

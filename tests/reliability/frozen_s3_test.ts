@@ -14,7 +14,8 @@ import { startService } from "../_harness/app.ts";
 import { authHeader, makeImage, upload } from "../_harness/images.ts";
 import { disposeS3 } from "../_harness/s3.ts";
 import { startS3Process } from "../_harness/s3_process.ts";
-import { assertBucketMatchesTables, sleep, within } from "./_util.ts";
+import { assertBucketMatchesTables } from "../_harness/consistency.ts";
+import { sleep, within } from "../_harness/waits.ts";
 
 /** Generous: the deadline is 1 s; this only tells an answer from a hang. */
 const BOUND_MS = 10_000;

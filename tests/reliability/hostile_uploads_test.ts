@@ -10,17 +10,12 @@ import fc from "npm:fast-check@4.10.2";
 import { ThumbnailPool } from "../../adapters/thumbnails/pool.ts";
 import { startService } from "../_harness/app.ts";
 import { authHeader, makeImage, upload, uploadForm } from "../_harness/images.ts";
-import {
-  assertBucketMatchesTables,
-  assertSafeBytes,
-  concat,
-  flipBits,
-  pixelBombs,
-  rawHttp,
-  statusOf,
-  te,
-  within,
-} from "./_util.ts";
+import { assertBucketMatchesTables } from "../_harness/consistency.ts";
+import { assertSafeBytes, statusOf } from "../_harness/responses.ts";
+import { concat, te } from "../_harness/bytes.ts";
+import { flipBits, pixelBombs } from "../_harness/hostile.ts";
+import { rawHttp } from "../_harness/raw_http.ts";
+import { within } from "../_harness/waits.ts";
 
 const MAX = 300_000;
 const MAX_PIXELS = 4_000_000;

@@ -9,7 +9,8 @@ import { originalKey } from "../../domain/storage_keys.ts";
 import { ThumbnailPool } from "../../adapters/thumbnails/pool.ts";
 import { startService } from "../_harness/app.ts";
 import { authHeader, makeImage, randomTag, upload } from "../_harness/images.ts";
-import { assertBucketMatchesTables, tagCountDrift, within } from "./_util.ts";
+import { assertBucketMatchesTables, tagCountDrift } from "../_harness/consistency.ts";
+import { within } from "../_harness/waits.ts";
 
 const pool = await ThumbnailPool.start({ size: 1, maxPixels: 50_000_000, timeoutMs: 10_000 });
 const svc = await startService({ thumbnails: pool });

@@ -1,6 +1,6 @@
 /**
  * Two replicas (main.ts, each a process of its own) on one database and one bucket, behind
- * Debian's nginx running the README's nginx block (tests/reliability/_cluster.ts). Through
+ * Debian's nginx running the README's nginx block (tests/_harness/cluster.ts). Through
  * nginx: the login lock is shared, a listing never lags behind an upload through the other
  * replica, the same bytes uploaded to both at once give one row, a delete on one is a 404 on
  * the other, uploads of MAX_UPLOAD_BYTES pass, a storage outage is a 503 with Retry-After (never
@@ -13,17 +13,17 @@ import { TEST_PASSWORD } from "../_harness/app.ts";
 import type { ChildService } from "../_harness/child.ts";
 import { makeImage, randomTag } from "../_harness/images.ts";
 import { connectionsTo } from "../_harness/nginx.ts";
-import { Cluster, type Replica, type Sent } from "./_cluster.ts";
+import { Cluster, type Replica, type Sent } from "../_harness/cluster.ts";
 import {
   answeredBy,
   assertClientsAndStore,
-  load,
+  loadThroughNginx,
   type Phase,
   sendTo,
   sendWatched,
   type StableImage,
-} from "./_load.ts";
-import { until, within } from "./_util.ts";
+} from "../_harness/replica_load.ts";
+import { until, within } from "../_harness/waits.ts";
 
 const MAX_FAILURES = 4;
 
@@ -236,7 +236,7 @@ async function stopUnderLoad(
   const child = victim.child!;
   const phase: Phase = { stopped: false, held: false, finished: false, inFlight: 0 };
   const servedBefore = victim.served;
-  const running = load(cluster, auth, stable, phase);
+  const running = loadThroughNginx(cluster, auth, stable, phase);
   try {
     await until(
       `${victim.name} serving the load`,

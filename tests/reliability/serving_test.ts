@@ -7,7 +7,8 @@ import assert from "node:assert/strict";
 import { ThumbnailPool } from "../../adapters/thumbnails/pool.ts";
 import { startService } from "../_harness/app.ts";
 import { authHeader, makeImage, upload } from "../_harness/images.ts";
-import { assertSafeBytes, concat, IMAGE_TYPES, te } from "./_util.ts";
+import { assertSafeBytes, IMAGE_TYPES } from "../_harness/responses.ts";
+import { concat, te } from "../_harness/bytes.ts";
 
 const pool = await ThumbnailPool.start({ size: 1, maxPixels: 50_000_000, timeoutMs: 10_000 });
 const svc = await startService({ thumbnails: pool });

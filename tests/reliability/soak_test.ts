@@ -1,7 +1,7 @@
 /**
- * A bounded soak: the service in a process of its own (`_serve.ts`, on loopback, with a fresh
- * database and s3rver), driven with 500 requests (100 of them warm-up) of mixed reads and
- * uploads over real HTTP. No 5xx other than 503 with Retry-After; the child's resident memory
+ * A bounded soak: the service in a process of its own (`tests/_harness/soak_service.ts`, on
+ * loopback, with a fresh database and s3rver), driven with 500 requests (100 of them warm-up) of
+ * mixed reads and uploads over real HTTP. No 5xx other than 503 with Retry-After; the child's resident memory
  * (VmRSS) after warm-up and at the end is printed, and its growth must stay under a generous
  * bound.
  */
@@ -11,7 +11,7 @@ import { makeImage, uploadForm } from "../_harness/images.ts";
 import { disposeS3, startS3 } from "../_harness/s3.ts";
 import { TEST_PASSWORD } from "../_harness/app.ts";
 import { childEnv, spawnService } from "../_harness/child.ts";
-import { sleep } from "./_util.ts";
+import { sleep } from "../_harness/waits.ts";
 
 /**
  * The load is counted in requests, not seconds, so that a slow machine sends as much as a fast
@@ -27,7 +27,7 @@ Deno.test("soak: mixed reads and uploads against a separate process, no 5xx, bou
   const db = await freshDatabase();
   const s3 = await startS3();
   const child = await spawnService(
-    ["run", "-A", "tests/reliability/_serve.ts"],
+    ["run", "-A", "tests/_harness/soak_service.ts"],
     childEnv(db, s3, { THUMBNAIL_WORKERS: "1", MAX_UPLOAD_BYTES: "2000000" }),
   );
   try {

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { keepNotes } from "./_notes.ts";
+import { keepNotes } from "./notes.ts";
 
 const GENERATED = "# Benchmark results\n\n## Summary\n\n| a |\n\n## B1 x (3 s)\n\n- note\n";
 

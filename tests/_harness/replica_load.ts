@@ -4,10 +4,11 @@
  * replica stopped under that load.
  */
 import assert from "node:assert/strict";
-import { makeImage } from "../_harness/images.ts";
-import { connectionsTo } from "../_harness/nginx.ts";
-import type { Cluster, Replica, Sent } from "./_cluster.ts";
-import { assertBucketMatchesTables, sleep, until } from "./_util.ts";
+import { makeImage } from "./images.ts";
+import { connectionsTo } from "./nginx.ts";
+import type { Cluster, Replica, Sent } from "./cluster.ts";
+import { assertBucketMatchesTables } from "./consistency.ts";
+import { sleep, until } from "./waits.ts";
 
 /** Concurrent clients of the load. */
 export const WORKERS = 4;
@@ -70,7 +71,7 @@ export function answeredBy(cluster: Cluster, sent: Sent, detail?: string): Outco
  * details and bytes of `stable` images) until `phase.finished`; while `phase.held`, nothing new
  * is sent. Returns every outcome and the bytes of every upload a client was told was stored.
  */
-export async function load(
+export async function loadThroughNginx(
   cluster: Cluster,
   auth: Record<string, string>,
   stable: StableImage[],

@@ -5,7 +5,7 @@
  * that the same client still answers. Prints one JSON line, `result {...}`: what each waiting
  * query ended with (its SQLSTATE, or "ok"), how many were seen waiting and killed, and the
  * answer of a query after the kill; then exits 0. An uncaught exception ends it instead.
- * Usage: deno run -A _pg_kill_child.ts <database url>
+ * Usage: deno run -A tests/_harness/pg_kill_child.ts <database url>
  */
 import postgres from "postgres";
 import { createSql } from "../../db/client.ts";

@@ -5,19 +5,19 @@
  * an X-Request-Id of its own, and each replica logs the ids it served.
  */
 import assert from "node:assert/strict";
-import { TEST_PASSWORD } from "../_harness/app.ts";
-import { childEnv, type ChildService, spawnService, startArgs } from "../_harness/child.ts";
-import { type FreshDatabase, freshDatabase } from "../_harness/db.ts";
-import { uploadForm } from "../_harness/images.ts";
+import { TEST_PASSWORD } from "./app.ts";
+import { childEnv, type ChildService, spawnService, startArgs } from "./child.ts";
+import { type FreshDatabase, freshDatabase } from "./db.ts";
+import { uploadForm } from "./images.ts";
 import {
   NGINX_ADDRESS,
   pointBlockAt,
   readmeNginxBlock,
   startNginx,
   type TestNginx,
-} from "../_harness/nginx.ts";
-import { disposeS3, startS3, type TestS3 } from "../_harness/s3.ts";
-import { sleep, until } from "./_util.ts";
+} from "./nginx.ts";
+import { disposeS3, startS3, type TestS3 } from "./s3.ts";
+import { sleep, until } from "./waits.ts";
 
 /** An answer through nginx, and the request id it was sent with. */
 export interface Sent {

@@ -6,7 +6,7 @@
  * @module
  */
 import postgres from "postgres";
-import { sentStatements } from "../tests/_harness/plans.ts";
+import { sentStatements } from "../../tests/_harness/plans.ts";
 
 /** One request whose statements are explained. */
 export interface PlanCase {

@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { type Browser, chromium, type Page } from "npm:playwright-core@1.65.1";
 import sharp from "sharp";
-import { browserChoice } from "../_harness/browser.ts";
+import { browserChoice } from "./browser.ts";
 
 /** Flags for a quiet headless chromium in a container. */
 export const CHROMIUM_ARGS = [

@@ -1,0 +1,52 @@
+/**
+ * Readings of this machine and its processes from /proc: CPU jiffies (busy and stolen), waiting
+ * for a quiet machine, a process's memory and CPU time.
+ *
+ * @module
+ */
+
+/**
+ * CPU jiffies of the whole machine so far (/proc/stat): busy (this machine's own work), steal
+ * (time the hypervisor gave to other guests while this one wanted to run) and the total.
+ */
+export async function machineJiffies(): Promise<{ busy: number; steal: number; total: number }> {
+  const line = (await Deno.readTextFile("/proc/stat")).split("\n")[0];
+  // user nice system idle iowait irq softirq steal (guest time is already counted in user)
+  const [user, nice, system, idle, iowait, irq, softirq, steal = 0] = line.trim().split(/\s+/)
+    .slice(1).map(Number);
+  const busy = user + nice + system + irq + softirq;
+  return { busy, steal, total: busy + idle + iowait + steal };
+}
+
+/**
+ * Waits until the machine has been nearly idle (under 15% busy) for half a second, at most
+ * `maxMs`; returns how long it waited. What the previous benchmark left running (a database
+ * dropped with its checkpoint, children still exiting) otherwise lands in the next one's
+ * figures: B7's reader once took 376 ms right after B6 and 230 ms on a quiet machine. Steal is
+ * not this machine's work, so it does not count as busy.
+ */
+export async function settle(maxMs = 20_000): Promise<number> {
+  const t0 = performance.now();
+  while (performance.now() - t0 < maxMs) {
+    const a = await machineJiffies();
+    await new Promise((r) => setTimeout(r, 500));
+    const b = await machineJiffies();
+    if ((b.busy - a.busy) / Math.max(1, b.total - a.total) < 0.15) break;
+  }
+  return performance.now() - t0;
+}
+
+/** Resident memory of a process in KiB (VmRSS) and its peak (VmHWM), from /proc. */
+export async function memoryKb(pid: number): Promise<{ rss: number; hwm: number }> {
+  const text = await Deno.readTextFile(`/proc/${pid}/status`);
+  const field = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+)`, "m").exec(text)?.[1]);
+  return { rss: field("VmRSS"), hwm: field("VmHWM") };
+}
+
+/** CPU time (user + system) a process has used so far, in ms (from /proc/<pid>/stat). */
+export async function cpuMs(pid: number): Promise<number> {
+  const stat = await Deno.readTextFile(`/proc/${pid}/stat`);
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  // utime and stime are fields 14 and 15 of the whole line, in clock ticks (100 per second).
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
