@@ -17,8 +17,15 @@ import { startService, TEST_PASSWORD } from "../_harness/app.ts";
 import { authHeader, upload } from "../_harness/images.ts";
 import { makeSources, makeVariants } from "../_harness/similar_corpus.ts";
 import { type AxeCheckOptions, axeReport } from "./_axe.ts";
-import { BROWSER, ensureBuiltAssets, hydrated, launchBrowser, serve, WAIT_MS } from "./_browser.ts";
-import { type Face, face } from "./_faces.ts";
+import {
+  BROWSER,
+  ensureBuiltAssets,
+  hydrated,
+  launchBrowser,
+  serve,
+  WAIT_MS,
+} from "../_harness/playwright.ts";
+import { type Face, face } from "../_harness/faces.ts";
 
 await ensureBuiltAssets();
 
