@@ -61,128 +61,148 @@ await insertImage(svc.db.sql, {
   thumbnailKey: null,
 }, []);
 
-Deno.test("with S3 frozen, uploads and uncached reads answer 503 in bounded time, and the rest keeps serving", async () => {
-  s3.freeze();
-  try {
-    const up = await within(uploadHttp(await makeImage("png", 70, 40)), BOUND_MS, "upload");
-    assert.equal(up.status, 503);
-    assert.ok(up.headers.get("retry-after"));
-    assert.equal(typeof up.json.detail, "string");
+// One test whose steps run in order (a shuffled run reorders tests, never steps): the outage,
+// a read cut mid-body, then the recovery that the first two leave behind.
+Deno.test("a frozen S3: the outage is answered, a stalled read is cut, the thaw heals", async (t) => {
+  await t.step(
+    "with S3 frozen, uploads and uncached reads answer 503 in bounded time, and the rest keeps serving",
+    async () => {
+      s3.freeze();
+      try {
+        const up = await within(uploadHttp(await makeImage("png", 70, 40)), BOUND_MS, "upload");
+        assert.equal(up.status, 503);
+        assert.ok(up.headers.get("retry-after"));
+        assert.equal(typeof up.json.detail, "string");
 
-    for (const path of [uncached.file_url, uncached.thumbnail_url]) {
-      const res = await within(fetch(base + path), BOUND_MS, path);
-      assert.equal(res.status, 503, path);
-      assert.ok(res.headers.get("retry-after"), path);
-      await res.body?.cancel();
-    }
-
-    const health = await within(fetch(`${base}/api/v1/health`), BOUND_MS, "health");
-    assert.equal(health.status, 503);
-    assert.deepEqual((await health.json()).checks, { database: "ok", storage: "unavailable" });
-
-    // What needs no storage read answers as always.
-    const fromCache = await within(fetch(base + cached.file_url), BOUND_MS, "cached file");
-    assert.equal(fromCache.status, 200);
-    assert.deepEqual(new Uint8Array(await fromCache.arrayBuffer()), cachedBytes);
-    const head = await within(
-      fetch(base + uncached.file_url, { method: "HEAD" }),
-      BOUND_MS,
-      "HEAD",
-    );
-    assert.equal(head.status, 200);
-    assert.equal(head.headers.get("content-length"), String(uncachedBytes.length));
-    for (
-      const path of [
-        "/api/v1/images",
-        `/api/v1/images/${uncached.short_id}`,
-        "/api/v1/tags",
-        "/",
-        `/i/${uncached.short_id}`,
-      ]
-    ) {
-      const res = await within(fetch(base + path), BOUND_MS, path);
-      assert.equal(res.status, 200, path);
-      await res.body?.cancel();
-    }
-
-    // A delete removes the row at once; its objects wait for the sweeper.
-    const del = await within(
-      fetch(`${base}/api/v1/images/${cached.short_id}`, { method: "DELETE", headers: auth }),
-      BOUND_MS,
-      "delete",
-    );
-    assert.equal(del.status, 204);
-    assert.equal((await svc.app.request(cached.file_url)).status, 404);
-
-    // The sweeper gives up on the frozen storage in bounded time and backs off.
-    const removed = await within(sweepPendingDeletes(svc.db.sql, svc.s3.store), BOUND_MS, "sweep");
-    assert.equal(removed, 0);
-    const waiting = await svc.db.sql`select key from pending_deletes where attempts > 0`;
-    assert.ok(waiting.length > 0, "a failed delete is deferred");
-  } finally {
-    s3.thaw();
-  }
-});
-
-/** Waits until health answers 200 again (the thawed s3rver first works off its backlog). */
-async function healthy() {
-  const until = Date.now() + BOUND_MS;
-  for (;;) {
-    const res = await fetch(`${base}/api/v1/health`);
-    await res.body?.cancel();
-    if (res.status === 200) return;
-    assert.ok(Date.now() < until, "health did not recover");
-    await sleep(200);
-  }
-}
-
-Deno.test("with S3 frozen mid-body, a streamed read is cut once no byte came for the deadline", async () => {
-  await healthy();
-  const res = await fetch(`${base}/api/v1/images/${hugeId}/file`);
-  assert.equal(res.status, 200);
-  const reader = res.body!.getReader();
-  let received = (await reader.read()).value?.length ?? 0;
-  s3.freeze();
-  try {
-    const outcome = await within(
-      (async () => {
-        try {
-          for (let r = await reader.read(); !r.done; r = await reader.read()) {
-            received += r.value.length;
-          }
-          return "ended";
-        } catch {
-          return "failed";
+        for (const path of [uncached.file_url, uncached.thumbnail_url]) {
+          const res = await within(fetch(base + path), BOUND_MS, path);
+          assert.equal(res.status, 503, path);
+          assert.ok(res.headers.get("retry-after"), path);
+          await res.body?.cancel();
         }
-      })(),
-      BOUND_MS,
-      "the rest of the body",
-    );
-    assert.ok(
-      outcome === "failed" || received < huge.length,
-      `${outcome} after ${received} of ${huge.length} bytes`,
-    );
-  } finally {
-    s3.thaw();
+
+        const health = await within(fetch(`${base}/api/v1/health`), BOUND_MS, "health");
+        assert.equal(health.status, 503);
+        assert.deepEqual((await health.json()).checks, { database: "ok", storage: "unavailable" });
+
+        // What needs no storage read answers as always.
+        const fromCache = await within(fetch(base + cached.file_url), BOUND_MS, "cached file");
+        assert.equal(fromCache.status, 200);
+        assert.deepEqual(new Uint8Array(await fromCache.arrayBuffer()), cachedBytes);
+        const head = await within(
+          fetch(base + uncached.file_url, { method: "HEAD" }),
+          BOUND_MS,
+          "HEAD",
+        );
+        assert.equal(head.status, 200);
+        assert.equal(head.headers.get("content-length"), String(uncachedBytes.length));
+        for (
+          const path of [
+            "/api/v1/images",
+            `/api/v1/images/${uncached.short_id}`,
+            "/api/v1/tags",
+            "/",
+            `/i/${uncached.short_id}`,
+          ]
+        ) {
+          const res = await within(fetch(base + path), BOUND_MS, path);
+          assert.equal(res.status, 200, path);
+          await res.body?.cancel();
+        }
+
+        // A delete removes the row at once; its objects wait for the sweeper.
+        const del = await within(
+          fetch(`${base}/api/v1/images/${cached.short_id}`, { method: "DELETE", headers: auth }),
+          BOUND_MS,
+          "delete",
+        );
+        assert.equal(del.status, 204);
+        assert.equal((await svc.app.request(cached.file_url)).status, 404);
+
+        // The sweeper gives up on the frozen storage in bounded time and backs off.
+        const removed = await within(
+          sweepPendingDeletes(svc.db.sql, svc.s3.store),
+          BOUND_MS,
+          "sweep",
+        );
+        assert.equal(removed, 0);
+        const waiting = await svc.db.sql`select key from pending_deletes where attempts > 0`;
+        assert.ok(waiting.length > 0, "a failed delete is deferred");
+      } finally {
+        s3.thaw();
+      }
+    },
+  );
+
+  /** Waits until health answers 200 again (the thawed s3rver first works off its backlog). */
+  async function healthy() {
+    const until = Date.now() + BOUND_MS;
+    for (;;) {
+      const res = await fetch(`${base}/api/v1/health`);
+      await res.body?.cancel();
+      if (res.status === 200) return;
+      assert.ok(Date.now() < until, "health did not recover");
+      await sleep(200);
+    }
   }
-});
 
-Deno.test("after SIGCONT the service recovers by itself, and the bucket matches the tables", async () => {
-  await healthy();
-  const again = await fetch(base + uncached.file_url);
-  assert.equal(again.status, 200);
-  assert.deepEqual(new Uint8Array(await again.arrayBuffer()), uncachedBytes);
-  const up = await uploadHttp(await makeImage("png", 80, 40));
-  assert.equal(up.status, 201);
-  const big = await fetch(`${base}/api/v1/images/${hugeId}/file`);
-  assert.equal((await big.arrayBuffer()).byteLength, huge.length);
+  await t.step(
+    "with S3 frozen mid-body, a streamed read is cut once no byte came for the deadline",
+    async () => {
+      await healthy();
+      const res = await fetch(`${base}/api/v1/images/${hugeId}/file`);
+      assert.equal(res.status, 200);
+      const reader = res.body!.getReader();
+      let received = (await reader.read()).value?.length ?? 0;
+      s3.freeze();
+      try {
+        const outcome = await within(
+          (async () => {
+            try {
+              for (let r = await reader.read(); !r.done; r = await reader.read()) {
+                received += r.value.length;
+              }
+              return "ended";
+            } catch {
+              return "failed";
+            }
+          })(),
+          BOUND_MS,
+          "the rest of the body",
+        );
+        assert.ok(
+          outcome === "failed" || received < huge.length,
+          `${outcome} after ${received} of ${huge.length} bytes`,
+        );
+      } finally {
+        s3.thaw();
+      }
+    },
+  );
 
-  // The upload that failed kept its keys recorded: whatever of it reached the bucket after the
-  // thaw is the sweeper's to remove.
-  const failed = await svc.db.sql`select key from pending_deletes where attempts = 0`;
-  assert.ok(failed.some((r) => /^images\//.test(r.key)), "the failed upload's keys are recorded");
-  await sleep(500); // let the thawed s3rver finish what it had buffered
-  await assertBucketMatchesTables(svc);
+  await t.step(
+    "after SIGCONT the service recovers by itself, and the bucket matches the tables",
+    async () => {
+      await healthy();
+      const again = await fetch(base + uncached.file_url);
+      assert.equal(again.status, 200);
+      assert.deepEqual(new Uint8Array(await again.arrayBuffer()), uncachedBytes);
+      const up = await uploadHttp(await makeImage("png", 80, 40));
+      assert.equal(up.status, 201);
+      const big = await fetch(`${base}/api/v1/images/${hugeId}/file`);
+      assert.equal((await big.arrayBuffer()).byteLength, huge.length);
+
+      // The upload that failed kept its keys recorded: whatever of it reached the bucket after the
+      // thaw is the sweeper's to remove.
+      const failed = await svc.db.sql`select key from pending_deletes where attempts = 0`;
+      assert.ok(
+        failed.some((r) => /^images\//.test(r.key)),
+        "the failed upload's keys are recorded",
+      );
+      await sleep(500); // let the thawed s3rver finish what it had buffered
+      await assertBucketMatchesTables(svc);
+    },
+  );
 });
 
 Deno.test.afterAll(async () => {
