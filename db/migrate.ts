@@ -30,6 +30,7 @@ const SQL_FILES = [
   "012_word_and_tag_index.sql",
   "013_caption_word_neighbours.sql",
   "014_words_tags_index.sql",
+  "015_accounts.sql",
 ];
 
 /** Arbitrary but fixed key of the advisory lock that serialises migrators. */

@@ -4,6 +4,7 @@ import type { Config } from "./config.ts";
 import type { Logger } from "./log.ts";
 import type { JobQueue } from "./jobs/mod.ts";
 import type { ObjectStore } from "./storage/mod.ts";
+import type { PasswordHasher } from "../services/passwords.ts";
 
 /** Thumbnail generation, as the upload path sees it (the worker pool implements it). */
 export interface Thumbnailer {
@@ -32,4 +33,6 @@ export interface Services {
   thumbnails?: Thumbnailer;
   /** The durable job queue, where background work is sent; the reader has none. */
   jobs?: JobQueue;
+  /** Password hashing (default: scrypt at OWASP's parameters, services/passwords.ts). */
+  passwords?: PasswordHasher;
 }

@@ -174,6 +174,8 @@ Deno.test("a hostile board's listing is checked: nothing written outside the fol
     text: null,
     text_source: null,
     created_at: "2026-01-01T00:00:00.000Z",
+    uploaded_by: null,
+    favorite_count: 0,
     ...fields,
   });
   const items = [
