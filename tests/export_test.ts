@@ -242,7 +242,7 @@ Deno.test("the import and export tasks get no permission beyond the ones they us
     "run",
     "--no-prompt",
     "--allow-net",
-    "--allow-env=IMAGEBOARD_URL",
+    "--allow-env=IMAGEBOARD_URL,IMAGEBOARD_API_KEY",
     "--allow-read",
     "--allow-write",
     "scripts/export.ts",
@@ -251,7 +251,7 @@ Deno.test("the import and export tasks get no permission beyond the ones they us
     "run",
     "--no-prompt",
     "--allow-net",
-    "--allow-env=IMAGEBOARD_URL,IMAGEBOARD_USERNAME,IMAGEBOARD_PASSWORD",
+    "--allow-env=IMAGEBOARD_URL,IMAGEBOARD_USERNAME,IMAGEBOARD_PASSWORD,IMAGEBOARD_API_KEY",
     "--allow-read",
     "scripts/import.ts",
   ]);

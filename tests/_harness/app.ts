@@ -11,6 +11,7 @@ import { implicationsJob } from "../../lib/tags/mod.ts";
 import { type CaptionReading, recognitionKind } from "../../lib/text/jobs.ts";
 import { captureLogger } from "../../lib/log.ts";
 import type { Services, Thumbnailer } from "../../lib/services.ts";
+import { type PasswordHasher, scryptHasher } from "../../services/passwords.ts";
 import { type FreshDatabase, freshDatabase } from "./db.ts";
 import { disposeS3, startS3, type TestS3 } from "./s3.ts";
 
@@ -37,10 +38,18 @@ export interface TestServiceOptions {
   jobs?: boolean;
   /** With `jobs`: the caption recogniser the recognition jobs use (none: no recognition). */
   captionReader?: CaptionReading;
+  /**
+   * The password hasher. By default scrypt at N=2^10: OWASP's N=2^17 took 2.5-3.7 s a hash on
+   * the shared test machine; tests/accounts_signin_test.ts uses the real parameters.
+   */
+  passwords?: PasswordHasher;
   /** Share a database or s3 with another service (for replica tests). */
   db?: FreshDatabase;
   s3?: TestS3;
 }
+
+/** A cheap scrypt for tests (see TestServiceOptions.passwords). */
+export const TEST_HASHER = scryptHasher({ N: 2 ** 10, r: 8, p: 1 });
 
 /** Configuration as the service would parse it, pointed at `db` and `s3`. */
 export function testConfig(db: FreshDatabase, s3: TestS3, env: Record<string, string> = {}) {
@@ -86,6 +95,7 @@ export async function startService(opts: TestServiceOptions = {}): Promise<TestS
     log,
     thumbnails: opts.thumbnails,
     jobs,
+    passwords: opts.passwords ?? TEST_HASHER,
   };
   const app = createApp(services);
   return {
