@@ -35,7 +35,7 @@ export async function insertApiKey(
 export async function listApiKeys(sql: Db, userId: string): Promise<ApiKeyRow[]> {
   return await sql<ApiKeyRow[]>`
     select ${KEY(sql)} from api_keys where user_id = ${userId} and revoked_at is null
-    order by id`;
+    order by api_keys.id`; // the column, not the text of the select list
 }
 
 /** Revokes key `id` of account `userId`; its name, or null when there is no such live key. */

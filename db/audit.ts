@@ -40,5 +40,5 @@ export async function listAudit(
   return await sql<AuditRow[]>`
     select id::text as id, at, actor, via, action, target, detail from audit_log
     where id < coalesce(${beforeId}::bigint, 9223372036854775807)
-    order by id desc limit ${limit}`;
+    order by audit_log.id desc limit ${limit}`; // the column: `id` alone is the text above
 }
