@@ -1,6 +1,6 @@
 /** `/me/favorites`: the signed-in account's favourite images, most recently favourited first. */
 import { createRoute, z } from "@hono/zod-openapi";
-import { deleteFavorite, listFavorites, putFavorite } from "../db/favorites.ts";
+import { deleteFavorite, favoritedAmong, listFavorites, putFavorite } from "../db/favorites.ts";
 import { retryRead } from "../db/client.ts";
 import { AppError } from "../lib/errors.ts";
 import { toImageDto } from "../lib/read_model.ts";
@@ -43,19 +43,32 @@ export function favoriteRoutes(services: Services) {
         query: z.object({
           limit: z.coerce.number().int().min(1).max(200).default(50),
           cursor: z.string().max(64).optional(),
+          among: z.string().max(9 * 200).optional().openapi({
+            description: "Comma-separated short IDs (at most 200): answer only which of them " +
+              "are favourites, as `short_ids` (a page's stars); no paging",
+          }),
         }),
       },
       responses: {
         200: {
-          description: "One page",
-          content: json(z.object({ items: z.array(Image), next_cursor: z.string().nullable() })),
+          description: 'One page (or, with `among`, `{"short_ids"}`)',
+          content: json(z.union([
+            z.object({ items: z.array(Image), next_cursor: z.string().nullable() }),
+            z.object({ short_ids: z.array(z.string()) }),
+          ])),
         },
         401: errorResponse("Not signed in"),
         422: errorResponse("Invalid query"),
       },
     }),
     async (c) => {
-      const { limit, cursor } = c.req.valid("query");
+      const { limit, cursor, among } = c.req.valid("query");
+      if (among !== undefined) {
+        const ids = [...new Set(among.split(",").filter(isShortId))].slice(0, 200);
+        const found = ids.length ? await favoritedAmong(sql, principal(c).userId, ids) : [];
+        c.header("Cache-Control", "no-store");
+        return c.json({ short_ids: found }, 200);
+      }
       const before = cursor ? decodeFavoriteCursor(cursor) : null;
       const who = principal(c);
       const rows = await retryRead(() => listFavorites(sql, who.userId, before, limit + 1));

@@ -45,3 +45,15 @@ export async function listFavorites(
     where f.user_id = ${userId} and f.seq < coalesce(${beforeSeq}::bigint, 9223372036854775807)
     order by f.seq desc limit ${limit}`;
 }
+
+/** Which of `shortIds` account `userId` has favourited (a page's stars). */
+export async function favoritedAmong(
+  sql: Sql,
+  userId: string,
+  shortIds: string[],
+): Promise<string[]> {
+  const rows = await sql<{ short_id: string }[]>`
+    select i.short_id from images i join favorites f on f.image_id = i.id and f.user_id = ${userId}
+    where i.short_id = any(${shortIds}::text[])`;
+  return rows.map((r) => r.short_id);
+}

@@ -203,6 +203,12 @@ Deno.test("GET /me/favorites pages most recently favourited first, each account 
   assert.deepEqual(theirs.items.map((i: { short_id: string }) => i.short_id), [ids[0]]);
   assert.equal(theirs.next_cursor, null);
   await expect(422, call(svc, "GET", "/me/favorites?cursor=xyz", a.token));
+  // `among`: which of these are favourites (a page's stars).
+  const among = await expect(
+    200,
+    call(svc, "GET", `/me/favorites?among=${ids[0]},${ids[1]},AbCdEfGh,bad`, b.token),
+  );
+  assert.deepEqual(among, { short_ids: [ids[0]] });
   await expect(401, call(svc, "GET", "/me/favorites"));
 });
 

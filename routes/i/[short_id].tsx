@@ -2,7 +2,7 @@ import Caption from "../../islands/Caption.tsx";
 import ImageControls from "../../islands/ImageControls.tsx";
 import SimilarImages from "../../islands/SimilarImages.tsx";
 import { directPath, previewTags, shareLinks } from "../../lib/sharing/mod.ts";
-import { altText, formatBytes, formatDate, formatType } from "../../lib/ui.ts";
+import { altText, formatBytes, formatDate, formatType, libraryHref } from "../../lib/ui.ts";
 import type { PageHandler } from "../_app.tsx";
 import { notFoundPage } from "../_404.tsx";
 
@@ -37,6 +37,14 @@ export const handler: PageHandler = async (c, ctx) => {
           <dd>
             <time datetime={image.created_at}>{formatDate(image.created_at)}</time>
           </dd>
+          {image.uploaded_by && (
+            <>
+              <dt>Uploaded by</dt>
+              <dd>
+                <a href={libraryHref([], "", null, image.uploaded_by)}>{image.uploaded_by}</a>
+              </dd>
+            </>
+          )}
         </dl>
         <Caption
           shortId={image.short_id}
