@@ -1,7 +1,7 @@
 import { useEffect, useRef, useState } from "preact/hooks";
 import { TagInput } from "../components/TagInput.tsx";
 import { apiJson, useToken } from "../lib/api_client.ts";
-import { Star } from "../components/Star.tsx";
+import type { Star as StarType } from "../components/Star.tsx";
 import type { ImageDto, ImagePage } from "../lib/types.ts";
 import { altText, libraryHref } from "../lib/ui.ts";
 import { directPath } from "../lib/sharing/links.ts";
@@ -39,6 +39,8 @@ export default function Library(
   const token = useToken();
   /** The shown images' favourite state for the signed-in person (absent: not known yet). */
   const [favs, setFavs] = useState<Record<string, boolean>>({});
+  // The star's code loads only for signed-in people: most visitors never need it.
+  const [Star, setStar] = useState<typeof StarType | null>(null);
   const [items, setItems] = useState<Card[]>(initial.items);
   const [cursor, setCursor] = useState(initial.next_cursor);
   const [filter, setFilter] = useState([...tags, ...(q ? [q] : [])].join(", "));
@@ -55,6 +57,7 @@ export default function Library(
   // Stars for signed-in people: which of the shown images are their favourites.
   useEffect(() => {
     if (!token) return;
+    if (!Star) import("../components/Star.tsx").then((m) => setStar(() => m.Star));
     const unknown = items.map((i) => i.short_id).filter((id) => !(id in favs)).slice(0, 200);
     if (!unknown.length) return;
     apiJson<{ short_ids: string[] }>(`/api/v1/me/favorites?among=${unknown.join(",")}`).then(
@@ -165,7 +168,7 @@ export default function Library(
             >
               Copy link
             </button>
-            {token && image.short_id in favs && (
+            {token && Star && image.short_id in favs && (
               <Star
                 class="card-star"
                 shortId={image.short_id}
