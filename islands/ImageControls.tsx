@@ -28,6 +28,8 @@ export default function ImageControls({ image, share }: { image: ImageDto; share
     if (!token) return setFavorite(null);
     apiJson<{ short_ids: string[] }>(
       `/api/v1/me/favorites?among=${encodeURIComponent(image.short_id)}`,
+      // A rejected token shows no star; a write drops it and goes to sign in.
+      { allow401: true },
     ).then((r) => setFavorite(r.short_ids.includes(image.short_id)), () => setFavorite(null));
   }, [token]);
 

@@ -60,7 +60,9 @@ export default function Library(
     if (!Star) import("../components/Star.tsx").then((m) => setStar(() => m.Star));
     const unknown = items.map((i) => i.short_id).filter((id) => !(id in favs)).slice(0, 200);
     if (!unknown.length) return;
-    apiJson<{ short_ids: string[] }>(`/api/v1/me/favorites?among=${unknown.join(",")}`).then(
+    apiJson<{ short_ids: string[] }>(`/api/v1/me/favorites?among=${unknown.join(",")}`, {
+      allow401: true,
+    }).then(
       (r) =>
         setFavs((old) => ({
           ...old,

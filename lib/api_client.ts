@@ -72,8 +72,9 @@ export const currentUser = signal<Me | null>(null);
 let loadingMe: Promise<void> | null = null;
 
 /**
- * The signed-in account: loads `GET /api/v1/me` once per page when there is a token; a token the
- * service no longer accepts (signed out everywhere, disabled) is dropped.
+ * The signed-in account: loads `GET /api/v1/me` once per page when there is a token. A token the
+ * service no longer accepts leaves it null and stays: the next write drops it and goes to the
+ * login page, as for any rejected token (tests/browser/ui_test.ts).
  */
 export function useMe(): Me | null {
   const token = useToken();
@@ -84,7 +85,6 @@ export function useMe(): Me | null {
     }
     loadingMe ??= (async () => {
       const res = await api("/api/v1/me", { allow401: true }).catch(() => null);
-      if (res?.status === 401) clearToken();
       const body = res?.ok ? await res.json().catch(() => null) : null;
       currentUser.value = body;
     })().finally(() => loadingMe = null);
