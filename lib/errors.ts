@@ -45,7 +45,12 @@ export const ERRORS = {
   wrong_password: { status: 422, body: "coded" },
   configured_admin: { status: 422, body: "coded" },
   /** Every password-hashing slot stayed taken for the whole wait (services/passwords.ts). */
-  sign_in_busy: { status: 503, body: "coded", headers: { "Retry-After": "2" } },
+  sign_in_busy: {
+    status: 503,
+    body: "coded",
+    headers: { "Retry-After": "2" },
+    log: { level: "warn", message: "sign-in waited too long for a password-hashing slot" },
+  },
   short_id_taken: { status: 409, body: "coded" },
   upload_too_large: { status: 413, body: "coded" },
   body_too_large: { status: 413, body: "coded" },

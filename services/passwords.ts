@@ -1,13 +1,16 @@
 /**
- * Password hashing: scrypt from node:crypto, whose async form runs on libuv's thread pool, never
- * on the event loop (tests/accounts_signin_test.ts, "twenty sign-ins at once leave the event loop
- * free"). OWASP's parameters (N=2^17, r=8, p=1) take 128 MiB each, so at most HASH_SLOTS run at
- * once; a hash that waits longer than HASH_WAIT_MS for a slot is refused with `sign_in_busy`
- * (503, Retry-After). Stored self-describing, `scrypt$N$r$p$salt$hash` (base64), so the
- * parameters can change later and old hashes still verify.
+ * Password hashing: scrypt from node:crypto, never on the event loop (tests/accounts_signin_test.ts,
+ * "twenty sign-ins at once leave the event loop free"): by default in Web Workers at a low CPU
+ * priority (services/password_worker.ts), one per slot. OWASP's parameters (N=2^17, r=8, p=1)
+ * take 128 MiB each, so at most HASH_SLOTS run at once; a hash that waits longer than
+ * HASH_WAIT_MS for a slot is refused with `sign_in_busy` (503, Retry-After). Stored
+ * self-describing, `scrypt$N$r$p$salt$hash` (base64), so the parameters can change later and old
+ * hashes still verify.
  */
 import { randomBytes, scrypt, timingSafeEqual } from "node:crypto";
+import { availableParallelism } from "node:os";
 import { AppError } from "../lib/errors.ts";
+import type { DeriveRequest, DeriveResponse } from "./password_worker.ts";
 
 /** scrypt's cost parameters. */
 export interface ScryptParams {
@@ -20,8 +23,11 @@ export interface ScryptParams {
 export const OWASP_SCRYPT: ScryptParams = { N: 2 ** 17, r: 8, p: 1 };
 const SALT_BYTES = 16;
 const KEY_BYTES = 32;
-/** Hashes at once: each holds 128 * N * r bytes (128 MiB at OWASP's N). */
-export const HASH_SLOTS = 2;
+/**
+ * Hashes at once: each holds 128 * N * r bytes (128 MiB at OWASP's N) and a core; one core is
+ * left to the event loop and the database.
+ */
+export const HASH_SLOTS = Math.max(1, Math.min(2, availableParallelism() - 1));
 /** The longest a sign-in waits for a hashing slot before it is told to try again. */
 export const HASH_WAIT_MS = 10_000;
 
@@ -65,7 +71,15 @@ class HashSlots {
   }
 }
 
-function derive(password: string, salt: Uint8Array, params: ScryptParams): Promise<Uint8Array> {
+/** Derives a key: the work itself, off the event loop. */
+export type Derive = (
+  password: string,
+  salt: Uint8Array,
+  params: ScryptParams,
+) => Promise<Uint8Array>;
+
+/** scrypt's async form: Deno runs it on its pool of blocking threads, at the caller's priority. */
+export const threadPoolDerive: Derive = (password, salt, params) => {
   const maxmem = 128 * params.N * params.r + 16 * 1024 * 1024;
   return new Promise((resolve, reject) =>
     scrypt(password.normalize("NFC"), salt, KEY_BYTES, { ...params, maxmem }, (err, key) => {
@@ -73,6 +87,60 @@ function derive(password: string, salt: Uint8Array, params: ScryptParams): Promi
       else resolve(new Uint8Array(key));
     })
   );
+};
+
+const WORKER_URL = new URL("./password_worker.ts", import.meta.url);
+/** An idle hashing worker is ended after this long (sign-ins come in bursts). */
+const WORKER_IDLE_MS = 30_000;
+
+/**
+ * scrypt in Web Workers at nice +5 (password_worker.ts), a worker per call in flight, kept
+ * WORKER_IDLE_MS after its last one. The slots bound the calls in flight, so the workers too.
+ */
+export function workerDerive(): Derive {
+  const idle: { worker: Worker; timer: ReturnType<typeof setTimeout> }[] = [];
+  let next = 0;
+  const take = (): Worker => {
+    const kept = idle.pop();
+    if (kept) {
+      clearTimeout(kept.timer);
+      return kept.worker;
+    }
+    return new Worker(WORKER_URL, { type: "module", name: "password" });
+  };
+  const give = (worker: Worker) => {
+    const timer = setTimeout(() => {
+      idle.splice(idle.findIndex((w) => w.worker === worker), 1);
+      worker.terminate();
+    }, WORKER_IDLE_MS);
+    Deno.unrefTimer(Number(timer)); // an idle worker does not keep the process alive
+    idle.push({ worker, timer });
+  };
+  return (password, salt, params) => {
+    const worker = take();
+    const id = ++next;
+    return new Promise<Uint8Array>((resolve, reject) => {
+      worker.onmessage = (event: MessageEvent<DeriveResponse>) => {
+        if (event.data.id !== id) return;
+        give(worker);
+        if ("key" in event.data) resolve(event.data.key);
+        else reject(new Error(event.data.error));
+      };
+      worker.onerror = (event) => {
+        event.preventDefault();
+        worker.terminate(); // not given back: a fresh one takes its place
+        reject(new Error(`password worker failed: ${event.message}`));
+      };
+      const request: DeriveRequest = {
+        id,
+        password: password.normalize("NFC"),
+        salt,
+        params,
+        keyBytes: KEY_BYTES,
+      };
+      worker.postMessage(request);
+    });
+  };
 }
 
 const b64 = (bytes: Uint8Array) => btoa(String.fromCharCode(...bytes));
@@ -94,10 +162,14 @@ function parseStored(stored: string) {
   }
 }
 
-/** The scrypt hasher, at `params` (OWASP's by default; tests pass cheaper ones). */
+/**
+ * The scrypt hasher, at `params` (OWASP's by default; tests pass cheaper ones), in workers
+ * unless another `derive` is given.
+ */
 export function scryptHasher(
   params: ScryptParams = OWASP_SCRYPT,
   slots = new HashSlots(HASH_SLOTS, HASH_WAIT_MS),
+  derive: Derive = workerDerive(),
 ): PasswordHasher {
   return {
     hash: (password) =>

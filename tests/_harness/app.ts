@@ -11,7 +11,12 @@ import { implicationsJob } from "../../lib/tags/mod.ts";
 import { type CaptionReading, recognitionKind } from "../../lib/text/jobs.ts";
 import { captureLogger } from "../../lib/log.ts";
 import type { Services, Thumbnailer } from "../../lib/services.ts";
-import { type PasswordHasher, scryptHasher } from "../../services/passwords.ts";
+import {
+  newHashSlots,
+  type PasswordHasher,
+  scryptHasher,
+  threadPoolDerive,
+} from "../../services/passwords.ts";
 import { type FreshDatabase, freshDatabase } from "./db.ts";
 import { disposeS3, startS3, type TestS3 } from "./s3.ts";
 
@@ -49,7 +54,11 @@ export interface TestServiceOptions {
 }
 
 /** A cheap scrypt for tests (see TestServiceOptions.passwords). */
-export const TEST_HASHER = scryptHasher({ N: 2 ** 10, r: 8, p: 1 });
+export const TEST_HASHER = scryptHasher(
+  { N: 2 ** 10, r: 8, p: 1 },
+  newHashSlots(4, 10_000),
+  threadPoolDerive,
+);
 
 /** Configuration as the service would parse it, pointed at `db` and `s3`. */
 export function testConfig(db: FreshDatabase, s3: TestS3, env: Record<string, string> = {}) {
