@@ -1,5 +1,5 @@
 /**
- * `POST /auth/token`: sign in with the configured credential (JSON or form fields, so Swagger
+ * `POST /auth/token`: sign in with an account's credential (JSON or form fields, so Swagger
  * UI's OAuth2 password flow works) and get a bearer token. A sign-in posted by another site's page
  * is refused first (adapters/http/cross_site.ts); then the per-address login lock is checked before
  * the credentials, and every outcome is recorded in the database (db/login_limiter.ts).
@@ -7,7 +7,6 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { LoginLimiter, loginLimits } from "../db/login_limiter.ts";
-import { credentialsMatch, issueAccessToken } from "../services/auth.ts";
 import {
   isCrossSite,
   limiterKey,
@@ -21,6 +20,7 @@ import type { Services } from "../services/deps.ts";
 import { asAppError } from "../domain/errors.ts";
 import { HttpError } from "./errors.ts";
 import { newRouter } from "./router.ts";
+import { accounts } from "./permissions.ts";
 import { errorResponse } from "./schemas.ts";
 
 const json = <T>(schema: T) => ({ "application/json": { schema } });
@@ -122,8 +122,9 @@ const crossSiteError = () =>
   });
 
 /** The login route, with its limiter. */
-export function authRoutes(services: Pick<Services, "config" | "sql" | "log">) {
+export function authRoutes(services: Services) {
   const { config } = services;
+  const people = accounts(services);
   const limiter = new LoginLimiter(services.sql, loginLimits(config));
   const mayWarn = throttle(60_000);
   const origins = originSettings(config);
@@ -151,7 +152,8 @@ export function authRoutes(services: Pick<Services, "config" | "sql" | "log">) {
     }
     const ip = limiterKey(client.ip);
     if (await limiter.isLocked(ip)) throw lockedError(config);
-    if (!credentialsMatch(config, username, password)) {
+    const user = await people.signIn(username, password);
+    if (!user) {
       const { failures, locked } = await limiter.recordFailure(ip);
       const fields = { ip, address: client.ip, failures };
       if (locked) log.warn("login failed; address locked", fields);
@@ -162,9 +164,9 @@ export function authRoutes(services: Pick<Services, "config" | "sql" | "log">) {
       });
     }
     if ((await limiter.recordSuccess(ip)).locked) throw lockedError(config);
-    log.info("login succeeded", { ip, user: config.ADMIN_USERNAME });
+    log.info("login succeeded", { ip, user: user.username });
     c.header("Cache-Control", "no-store");
     c.header("Pragma", "no-cache");
-    return c.json(await issueAccessToken(config, config.ADMIN_USERNAME), 200);
+    return c.json(await people.issue(user), 200);
   });
 }

@@ -7,7 +7,8 @@ import { MAX_TEXT_CHARS, normaliseText } from "../domain/caption_text.ts";
 import type { ReadModel } from "../domain/types.ts";
 import { clearCaption, writeCaption } from "../services/captions/edit.ts";
 import { json, notFound } from "./images.ts";
-import { requireAuth } from "./require_auth.ts";
+import { guard, principal } from "./permissions.ts";
+import { recordAudit } from "../services/audit.ts";
 import { newRouter } from "./router.ts";
 import { bearer, errorResponse, Image, ShortIdParam } from "./schemas.ts";
 
@@ -30,7 +31,7 @@ export function captionRoutes(services: Services, read: ReadModel) {
       tags: ["images"],
       summary: "Correct an image's caption text (`text`), or give it back to recognition",
       security: bearer,
-      middleware: [requireAuth(services.config)] as const,
+      middleware: [guard(services, "PATCH /images/:id")] as const,
       request: {
         params: ShortIdParam,
         body: { content: { "application/json": { schema: CaptionChange } }, required: true },
@@ -38,6 +39,7 @@ export function captionRoutes(services: Services, read: ReadModel) {
       responses: {
         200: { description: "The image with its caption", content: json(Image) },
         401: errorResponse("Not signed in"),
+        403: errorResponse("A key without the `edit` scope (`forbidden`)"),
         404: errorResponse("No such image"),
         413: errorResponse("Body over 64 KiB (`code`: `body_too_large`)"),
         422: errorResponse(`Invalid fields, or text over ${MAX_TEXT_CHARS} characters`),
@@ -54,6 +56,9 @@ export function captionRoutes(services: Services, read: ReadModel) {
         forField("text", "caption_text_invalid", () => normaliseText(text)),
       );
       if (!image) throw notFound();
+      await recordAudit(services.sql, principal(c), "image.caption", id, {
+        cleared: text === null,
+      });
       return c.json(image, 200);
     },
   );

@@ -11,7 +11,10 @@ import type { ReadModel } from "../domain/types.ts";
 import { deleteImage } from "../services/delete_image.ts";
 import { uploadImage } from "../services/upload/upload_image.ts";
 import { json, notFound, tagsOrThrow } from "./images.ts";
-import { requireAuth } from "./require_auth.ts";
+import { guard, principal } from "./permissions.ts";
+import { recordAudit } from "../services/audit.ts";
+import { userIdByName } from "../db/users.ts";
+import { AppError } from "../domain/errors.ts";
 import { newRouter } from "./router.ts";
 import { bearer, errorResponse, Image, ShortIdParam } from "./schemas.ts";
 import { UploadedImage } from "./similar.ts";
@@ -31,7 +34,6 @@ const TagChange = z.union([
 export function imageWriteRoutes(services: Services, read: ReadModel) {
   const { config, sql, store } = services;
   const app = newRouter();
-  const auth = requireAuth(config);
   const gate = new UploadGate(64);
   const reading = new Slots(READ_SLOTS, READ_SLOT_WAIT_MS);
 
@@ -66,6 +68,11 @@ export function imageWriteRoutes(services: Services, read: ReadModel) {
               text_source: z.enum(["ocr", "manual"]).optional().openapi({
                 description: "Restore: who wrote `text` (default `manual`)",
               }),
+              uploaded_by: z.string().optional().openapi({
+                description: "Restore (an admin only): the username to attribute a new image " +
+                  "to; an unknown name or an empty value attributes it to nobody. Without " +
+                  "it the caller is the uploader",
+              }),
             }),
           },
         },
@@ -76,6 +83,7 @@ export function imageWriteRoutes(services: Services, read: ReadModel) {
       200: { description: "Already here; the tags were added", content: json(UploadedImage) },
       400: errorResponse("Not a multipart body"),
       401: errorResponse("Not signed in"),
+      403: errorResponse("A key without `upload`, or `uploaded_by` from a member (`forbidden`)"),
       413: errorResponse("Larger than MAX_UPLOAD_BYTES (`code`, `detail`, `max_bytes`)"),
       409: errorResponse(
         "`short_id` belongs to an image with other content (`code`: `short_id_taken`)",
@@ -88,12 +96,20 @@ export function imageWriteRoutes(services: Services, read: ReadModel) {
       503: errorResponse("Storage or database down, or too busy"),
     },
   });
-  app.post("/images", auth, async (c) => {
+  app.post("/images", guard(services, "POST /images"), async (c) => {
     using _slot = gate.enter();
+    const who = principal(c);
     let form;
     {
       using _reading = await reading.take();
       form = await readUploadForm(c.req.raw, config.MAX_UPLOAD_BYTES);
+    }
+    let uploaderId: string | null = who.userId;
+    if (form.uploadedBy !== undefined) {
+      if (who.role !== "admin") {
+        throw new AppError("forbidden", "uploaded_by: only an admin may attribute an upload");
+      }
+      uploaderId = form.uploadedBy === null ? null : await userIdByName(sql, form.uploadedBy);
     }
     const { created, image, similar } = await uploadImage(
       { ...services, log: c.get("log") },
@@ -104,8 +120,13 @@ export function imageWriteRoutes(services: Services, read: ReadModel) {
         createdAt: form.createdAt,
         caption: form.caption,
         sha256: form.sha256,
+        uploaderId,
       },
     );
+    await recordAudit(sql, who, "image.upload", image.short_id, {
+      created,
+      tags: form.tags,
+    });
     const dto = toImageDto(image, config.S3_PUBLIC_BASE_URL);
     if (created) c.header("Location", `/api/v1/images/${dto.short_id}`);
     return c.json({ ...dto, similar }, created ? 201 : 200);
@@ -119,7 +140,7 @@ export function imageWriteRoutes(services: Services, read: ReadModel) {
       tags: ["images"],
       summary: "Replace or edit an image's tags",
       security: bearer,
-      middleware: [auth] as const,
+      middleware: [guard(services, "PATCH /images/:id/tags")] as const,
       request: {
         params: ShortIdParam,
         body: { content: { "application/json": { schema: TagChange } }, required: true },
@@ -127,6 +148,7 @@ export function imageWriteRoutes(services: Services, read: ReadModel) {
       responses: {
         200: { description: "The image with its new tags", content: json(Image) },
         401: errorResponse("Not signed in"),
+        403: errorResponse("A key without the `edit` scope (`forbidden`)"),
         404: errorResponse("No such image"),
         413: errorResponse("Body over 64 KiB (`code`: `body_too_large`)"),
         422: errorResponse(
@@ -141,6 +163,7 @@ export function imageWriteRoutes(services: Services, read: ReadModel) {
         ? { replace: tagsOrThrow(body.tags) }
         : { add: tagsOrThrow(body.add ?? []), remove: tagsOrThrow(body.remove ?? []) };
       if (!isShortId(id) || !await updateImageTags(sql, id, change)) throw notFound();
+      await recordAudit(sql, principal(c), "image.tags", id, change);
       const image = await read.getImage(id);
       if (!image) throw notFound();
       return c.json(image, 200);
@@ -155,17 +178,21 @@ export function imageWriteRoutes(services: Services, read: ReadModel) {
       tags: ["images"],
       summary: "Delete an image with its original and thumbnail objects",
       security: bearer,
-      middleware: [auth] as const,
+      middleware: [guard(services, "DELETE /images/:id")] as const,
       request: { params: ShortIdParam },
       responses: {
         204: { description: "Deleted" },
         401: errorResponse("Not signed in"),
+        403: errorResponse(
+          "A member deleting another's upload, or a key without `delete` (`forbidden`)",
+        ),
         404: errorResponse("No such image"),
       },
     }),
     async (c) => {
       const { id } = c.req.valid("param");
       if (!await deleteImage({ sql, store, log: c.get("log") }, id)) throw notFound();
+      await recordAudit(sql, principal(c), "image.delete", id);
       return c.body(null, 204);
     },
   );

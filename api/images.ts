@@ -45,6 +45,11 @@ const listRoute = createRoute({
           "matches, each newest first. Combines with `tags`",
         example: "this is fine",
       }),
+      uploader: z.string().max(64).optional().openapi({
+        description: "Only the images this person uploaded (a username); combines with `tags` " +
+          "and `q`. With `q`, a page may hold fewer than `limit` images: follow `next_cursor`",
+        example: "alice",
+      }),
       limit: z.coerce.number().int().min(1).max(200).default(50),
       cursor: z.string().max(64).optional(),
     }),
@@ -92,6 +97,7 @@ export function imageRoutes(read: ReadModel) {
       tags: filter.include,
       exclude: filter.exclude,
       q: q.q ?? null,
+      uploader: q.uploader?.trim() || null,
       limit: q.limit,
       cursor: q.cursor ?? null,
     });

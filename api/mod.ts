@@ -7,6 +7,11 @@ import { imageWriteRoutes } from "./image_writes.ts";
 import { createReadApi } from "./read_api.ts";
 import { mergeRoutes } from "./similar.ts";
 import { tagRuleWriteRoutes } from "./tag_rule_writes.ts";
+import { meRoutes } from "./me.ts";
+import { favoriteRoutes } from "./favorites.ts";
+import { userRoutes } from "./users.ts";
+import { inviteRoutes } from "./invites.ts";
+import { auditRoutes } from "./audit.ts";
 
 /** The whole API, without its `/api/v1` prefix, the read model the pages share, the direct links. */
 export function createApiApp(services: Services) {
@@ -17,5 +22,10 @@ export function createApiApp(services: Services) {
   api.route("/", captionRoutes(services, read));
   api.route("/", mergeRoutes(services, read));
   api.route("/", tagRuleWriteRoutes(services));
+  api.route("/", meRoutes(services));
+  api.route("/", favoriteRoutes(services));
+  api.route("/", userRoutes(services));
+  api.route("/", inviteRoutes(services));
+  api.route("/", auditRoutes(services));
   return { api, read, direct };
 }

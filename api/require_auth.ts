@@ -1,11 +1,11 @@
 /**
- * The one require-auth check that every write route uses: a valid HS256 bearer token, or 401
- * with `WWW-Authenticate: Bearer` and `{"detail": ...}`. On success the token's `sub` is
- * available as `c.get("user")`.
+ * The require-auth check: a valid bearer value (an HS256 access token or an API key), or 401 with
+ * `WWW-Authenticate: Bearer` and `{"detail": ...}`. The service's routes use `guard` of
+ * api/permissions.ts, which adds what each route needs; on success the principal is
+ * `c.get("principal")` and its username `c.get("user")`.
  */
 import type { MiddlewareHandler } from "hono";
-import { verifyAccessToken } from "../services/auth.ts";
-import type { Config } from "../adapters/config.ts";
+import type { Principal } from "../domain/accounts.ts";
 import type { AppEnv } from "./env.ts";
 import { AppError } from "../domain/errors.ts";
 
@@ -15,20 +15,22 @@ export function bearerToken(header: string | undefined): string | null {
   return match ? match[1] : null;
 }
 
-/**
- * Middleware refusing a request without a valid bearer token (401, "Not authenticated" or
- * "Invalid or expired token"). Use it on every write route:
- * `createRoute({ ..., middleware: [requireAuth(config)] as const, security: [{ bearer: [] }] })`
- * or `router.post(path, requireAuth(config), handler)`.
- */
-export function requireAuth(config: Pick<Config, "JWT_SECRET">): MiddlewareHandler<AppEnv> {
+/** Tells who a bearer value acts as (services/accounts.ts), or null when it is not valid now. */
+export interface Authenticator {
+  authenticate(bearer: string): Promise<Principal | null>;
+}
+
+/** Middleware refusing a request without a valid bearer value (401, "Not authenticated" or
+ * "Invalid or expired token"). */
+export function requireAuth(who: Authenticator): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const token = bearerToken(c.req.header("authorization"));
     // `unauthorized` answers with the challenge `WWW-Authenticate: Bearer` (domain/errors.ts).
     if (!token) throw new AppError("unauthorized", "Not authenticated");
-    const sub = await verifyAccessToken(config, token);
-    if (!sub) throw new AppError("unauthorized", "Invalid or expired token");
-    c.set("user", sub);
+    const p = await who.authenticate(token);
+    if (!p) throw new AppError("unauthorized", "Invalid or expired token");
+    c.set("principal", p);
+    c.set("user", p.username);
     await next();
   };
 }

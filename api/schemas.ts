@@ -30,6 +30,12 @@ export const Image = z.object({
       "recognition; null with `text`",
   }),
   created_at: z.string().openapi({ format: "date-time" }),
+  uploaded_by: z.string().nullable().openapi({
+    description: "The username of who uploaded it; null for images from before accounts and " +
+      "for restored ones that named nobody known here",
+    example: "alice",
+  }),
+  favorite_count: z.number().int().openapi({ description: "Accounts that favourited it" }),
 }).openapi("Image");
 
 /** A plain error body. */

@@ -13,8 +13,9 @@ import { DEFAULT_DISTANCE, MAX_DISTANCE } from "../domain/similar.ts";
 import type { ReadModel } from "../domain/types.ts";
 import { mergeImage } from "../services/merge_into.ts";
 import { json, notFound } from "./images.ts";
+import { guard, principal } from "./permissions.ts";
+import { recordAudit } from "../services/audit.ts";
 import { throughGate } from "./read_limit.ts";
-import { requireAuth } from "./require_auth.ts";
 import { newRouter } from "./router.ts";
 import { bearer, errorResponse, Image, ShortIdParam } from "./schemas.ts";
 
@@ -116,7 +117,7 @@ export function similarRoutes(services: Services, gate = new ReadGate()) {
 
 /** `POST /images/{id}/merge-into/{other}`, behind requireAuth. */
 export function mergeRoutes(services: Services, read: ReadModel) {
-  const { config, sql, store } = services;
+  const { sql, store } = services;
   return newRouter().openapi(
     createRoute({
       method: "post",
@@ -126,7 +127,7 @@ export function mergeRoutes(services: Services, read: ReadModel) {
       summary: "Move an image's tags (and its caption, if the other has none) to another " +
         "image, then delete it with its objects",
       security: bearer,
-      middleware: [requireAuth(config)] as const,
+      middleware: [guard(services, "POST /images/:id/merge-into/:other")] as const,
       request: {
         params: ShortIdParam.extend({
           other: z.string().openapi({ param: { name: "other", in: "path" }, example: "bQ7mN2wE" }),
@@ -135,6 +136,9 @@ export function mergeRoutes(services: Services, read: ReadModel) {
       responses: {
         200: { description: "The image merged into, with its tags", content: json(Image) },
         401: errorResponse("Not signed in"),
+        403: errorResponse(
+          "A member merging another's upload away, or a key without `delete` (`forbidden`)",
+        ),
         404: errorResponse("No such image (either one)"),
         422: errorResponse(
           "Merging an image into itself (`code`: `self_merge`), or more than 50 tags on the " +
@@ -145,6 +149,7 @@ export function mergeRoutes(services: Services, read: ReadModel) {
     async (c) => {
       const { id, other } = c.req.valid("param");
       if (!await mergeImage({ sql, store, log: c.get("log") }, id, other)) throw notFound();
+      await recordAudit(sql, principal(c), "image.merge", id, { into: other });
       const image = await read.getImage(other);
       if (!image) throw notFound();
       return c.json(image, 200);

@@ -16,7 +16,8 @@ import { MAX_TAGS_PER_IMAGE } from "../domain/tag_names.ts";
 import { scheduleImplications } from "../services/tags/implications.ts";
 import { TagRuleError } from "../domain/tag_rule_errors.ts";
 import { json } from "./images.ts";
-import { requireAuth } from "./require_auth.ts";
+import { guard, principal } from "./permissions.ts";
+import { recordAudit } from "../services/audit.ts";
 import { newRouter } from "./router.ts";
 import { bearer, errorResponse, Tag } from "./schemas.ts";
 import { nameOrThrow, nameParam, refusals, TagAlias, TagImplication } from "./tag_rules.ts";
@@ -25,7 +26,6 @@ import { nameOrThrow, nameParam, refusals, TagAlias, TagImplication } from "./ta
 export function tagRuleWriteRoutes(services: Services) {
   const { sql } = services;
   const app = newRouter();
-  const auth = requireAuth(services.config);
   const apply = async (tagId: string | null) => {
     if (tagId !== null) await scheduleImplications(services, tagId);
   };
@@ -38,7 +38,7 @@ export function tagRuleWriteRoutes(services: Services) {
       tags: ["tags"],
       summary: "Make a name always mean another tag; a tag of that name merges into the target",
       security: bearer,
-      middleware: [auth] as const,
+      middleware: [guard(services, "PUT /tag-aliases/:alias")] as const,
       request: {
         params: nameParam("alias", "lol"),
         body: {
@@ -65,6 +65,7 @@ export function tagRuleWriteRoutes(services: Services) {
         throw new TagRuleError("alias_self", `"${alias}" cannot be an alias of itself`);
       }
       const done = await putAlias(sql, alias, target);
+      await recordAudit(sql, principal(c), "tag_alias.put", alias, { target });
       await apply(done.applyTo);
       return c.json({ alias, target }, done.created ? 201 : 200);
     },
@@ -78,11 +79,12 @@ export function tagRuleWriteRoutes(services: Services) {
       tags: ["tags"],
       summary: "Remove an alias; the name becomes free for a plain tag again",
       security: bearer,
-      middleware: [auth] as const,
+      middleware: [guard(services, "DELETE /tag-aliases/:alias")] as const,
       request: { params: nameParam("alias", "lol") },
       responses: {
         204: { description: "Removed" },
         401: errorResponse("Not signed in"),
+        403: errorResponse("Not an admin, or a key without `edit` (`forbidden`)"),
         404: errorResponse("No such alias (`code`: `alias_not_found`)"),
         422: errorResponse("Invalid name (`code`: `invalid_tag_name`)"),
       },
@@ -92,6 +94,7 @@ export function tagRuleWriteRoutes(services: Services) {
       if (!await deleteAlias(sql, alias)) {
         throw new TagRuleError("alias_not_found", `There is no alias "${alias}"`);
       }
+      await recordAudit(sql, principal(c), "tag_alias.delete", alias);
       return c.body(null, 204);
     },
   );
@@ -104,7 +107,7 @@ export function tagRuleWriteRoutes(services: Services) {
       tags: ["tags"],
       summary: "Set what a tag implies; its images get the implied tags in the background",
       security: bearer,
-      middleware: [auth] as const,
+      middleware: [guard(services, "PUT /tag-implications/:tag")] as const,
       request: {
         params: nameParam("tag", "facepalm"),
         body: {
@@ -128,6 +131,9 @@ export function tagRuleWriteRoutes(services: Services) {
         ...new Set(c.req.valid("json").implies.map((n, i) => nameOrThrow(`implies.${i}`, n))),
       ];
       const done = await putImplications(sql, tag, implies);
+      await recordAudit(sql, principal(c), "tag_implication.put", done.tag, {
+        implies: done.implies,
+      });
       await apply(done.applyTo);
       return c.json({ tag: done.tag, implies: done.implies }, done.created ? 201 : 200);
     },
@@ -141,11 +147,12 @@ export function tagRuleWriteRoutes(services: Services) {
       tags: ["tags"],
       summary: "Remove what a tag implies (images keep the tags they were given)",
       security: bearer,
-      middleware: [auth] as const,
+      middleware: [guard(services, "DELETE /tag-implications/:tag")] as const,
       request: { params: nameParam("tag", "facepalm") },
       responses: {
         204: { description: "Removed" },
         401: errorResponse("Not signed in"),
+        403: errorResponse("Not an admin, or a key without `edit` (`forbidden`)"),
         404: errorResponse("The tag implies nothing (`code`: `implication_not_found`)"),
         422: errorResponse("Invalid name (`code`: `invalid_tag_name`)"),
       },
@@ -155,6 +162,7 @@ export function tagRuleWriteRoutes(services: Services) {
       if (!await deleteImplications(sql, tag)) {
         throw new TagRuleError("implication_not_found", `"${tag}" implies nothing`);
       }
+      await recordAudit(sql, principal(c), "tag_implication.delete", tag);
       return c.body(null, 204);
     },
   );
@@ -167,7 +175,7 @@ export function tagRuleWriteRoutes(services: Services) {
       tags: ["tags"],
       summary: "Rename a tag; renaming to an existing tag merges the two",
       security: bearer,
-      middleware: [auth] as const,
+      middleware: [guard(services, "PATCH /tags/:name")] as const,
       request: {
         params: nameParam("name", "lol"),
         body: {
@@ -181,6 +189,7 @@ export function tagRuleWriteRoutes(services: Services) {
           content: json(Tag.extend({ merged: z.boolean() })),
         },
         401: errorResponse("Not signed in"),
+        403: errorResponse("Not an admin, or a key without `edit` (`forbidden`)"),
         404: errorResponse("No such tag (`code`: `tag_not_found`)"),
         413: errorResponse("Body over 64 KiB (`code`: `body_too_large`)"),
         422: errorResponse(
@@ -193,6 +202,7 @@ export function tagRuleWriteRoutes(services: Services) {
       const from = nameOrThrow("name", c.req.valid("param").name);
       const to = nameOrThrow("name", c.req.valid("json").name);
       const done = await renameTag(sql, from, to);
+      await recordAudit(sql, principal(c), "tag.rename", from, { to, merged: done.merged });
       await apply(done.applyTo);
       return c.json({ name: to, image_count: done.image_count, merged: done.merged }, 200);
     },

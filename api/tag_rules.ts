@@ -34,6 +34,7 @@ export const nameParam = (name: string, example: string) =>
 
 export const refusals = (what: string) => ({
   401: errorResponse("Not signed in"),
+  403: errorResponse("Not an admin, or a key without `edit` (`forbidden`)"),
   413: errorResponse("Body over 64 KiB (`code`: `body_too_large`)"),
   422: errorResponse(what),
 });

@@ -29,6 +29,11 @@ export interface UploadForm {
   createdAt: Date | null;
   /** A restore's caption, or null: recognition writes it. */
   caption: { text: string; source: TextSource } | null;
+  /**
+   * A restore's uploader (`uploaded_by`): a username, null when the field was sent empty, absent
+   * when not sent (the caller is the uploader).
+   */
+  uploadedBy?: string | null;
 }
 
 /** An RFC 3339 date-time with a time zone, as the API writes `created_at`. */
@@ -51,7 +56,7 @@ function textField(parts: { name: string; data: Uint8Array }[], name: string): s
 export function restoreFields(
   parts: { name: string; data: Uint8Array }[],
   now = Date.now(),
-): Pick<UploadForm, "shortId" | "createdAt" | "caption"> {
+): Pick<UploadForm, "shortId" | "createdAt" | "caption" | "uploadedBy"> {
   const shortId = textField(parts, "short_id") || null;
   if (shortId !== null && !isShortId(shortId)) {
     throw new AppError("invalid_field", "short_id: must be 8 characters of 0-9, A-Z and a-z");
@@ -74,7 +79,12 @@ export function restoreFields(
       throw new AppError("invalid_field", "created_at: must not be in the future");
     }
   }
-  return { shortId, createdAt, caption: captionField(parts) };
+  const uploader = textField(parts, "uploaded_by");
+  const uploadedBy = uploader === null ? undefined : uploader || null;
+  if (uploadedBy && uploadedBy.length > 64) {
+    throw new AppError("invalid_field", "uploaded_by: at most 64 characters");
+  }
+  return { shortId, createdAt, caption: captionField(parts), uploadedBy };
 }
 
 /**

@@ -60,6 +60,38 @@ export function useToken(): string | null {
   return authToken.value;
 }
 
+/** The signed-in account, as `GET /api/v1/me` answers it. */
+export interface Me {
+  username: string;
+  role: "admin" | "member";
+  created_at: string;
+}
+
+/** The signed-in account once loaded; null when signed out (or not loaded yet). */
+export const currentUser = signal<Me | null>(null);
+let loadingMe: Promise<void> | null = null;
+
+/**
+ * The signed-in account: loads `GET /api/v1/me` once per page when there is a token. A token the
+ * service no longer accepts leaves it null and stays: the next write drops it and goes to the
+ * login page, as for any rejected token (tests/browser/ui_test.ts).
+ */
+export function useMe(): Me | null {
+  const token = useToken();
+  useEffect(() => {
+    if (!token) {
+      currentUser.value = null;
+      return;
+    }
+    loadingMe ??= (async () => {
+      const res = await api("/api/v1/me", { allow401: true }).catch(() => null);
+      const body = res?.ok ? await res.json().catch(() => null) : null;
+      currentUser.value = body;
+    })().finally(() => loadingMe = null);
+  }, [token]);
+  return token ? currentUser.value : null;
+}
+
 /** Drops the token and goes to the login page, coming back here afterwards. */
 export function redirectToLogin(): void {
   clearToken();

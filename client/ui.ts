@@ -13,10 +13,16 @@ export function parseTagList(text: string | null | undefined): string[] {
  * The library URL filtered by `tags` (`-name` excludes), searching caption words `q`, from
  * `cursor`; commas stay readable.
  */
-export function libraryHref(tags: string[], q = "", cursor: string | null = null): string {
+export function libraryHref(
+  tags: string[],
+  q = "",
+  cursor: string | null = null,
+  uploader = "",
+): string {
   const parts = [];
   if (tags.length) parts.push(`tags=${tags.map(encodeURIComponent).join(",")}`);
   if (q) parts.push(`q=${encodeURIComponent(q)}`);
+  if (uploader) parts.push(`uploader=${encodeURIComponent(uploader)}`);
   if (cursor) parts.push(`cursor=${encodeURIComponent(cursor)}`);
   return parts.length ? `/?${parts.join("&")}` : "/";
 }

@@ -9,7 +9,13 @@ import type { Sql } from "./client.ts";
 import { transaction } from "./client.ts";
 import { forgetKeysOf } from "./pending_deletes.ts";
 import { linkWordStatements, type TextSource } from "./caption_words.ts";
-import { impliedClosure, lockTagRulesShared, meantTagIdsOf, resolvedNames } from "./tags.ts";
+import {
+  impliedClosure,
+  lockTagRulesShared,
+  meantTagIds,
+  meantTagIdsOf,
+  resolvedNames,
+} from "./tags.ts";
 import { type Piece, q, raw, Slot, StatementCache, viaSql } from "./template.ts";
 
 /** An image row: the API's fields it stores, plus the UUID and keyset position kept inside. */
@@ -28,7 +34,9 @@ export interface ImageWithTags extends ImageRow {
 /** The columns of an ImageRow, selected from `images i`. */
 export const COLUMNS = (sql: Sql | postgres.TransactionSql) =>
   sql`i.id, i.seq::text as seq, i.short_id, i.hash, i.content_type, i.size_bytes::float8 as size_bytes,
-      i.width, i.height, i.thumbnail_key, i.text, i.text_source, i.created_at`;
+      i.width, i.height, i.thumbnail_key, i.text, i.text_source, i.created_at,
+      (select u.username from users u where u.id = i.uploaded_by) as uploaded_by,
+      i.favorite_count`;
 
 /**
  * An image's tags as one JSON array sorted by name (postgres.js parses it): the row and its tags
@@ -178,6 +186,37 @@ export async function listImages(
   const resume = rows[0]?.resume ?? null;
   const images = rows.filter((r) => r.id !== null).map(({ resume: _, ...image }) => image);
   return Object.assign(images, { resume });
+}
+
+/**
+ * One page of the images account `uploaderId` uploaded, carrying all of `tags` and none of
+ * `exclude`, newest first, before keyset position `beforeSeq` (`GET /images?uploader=`). It walks
+ * images (uploaded_by, seq) and checks each image's own tag IDs, so it reads at most that
+ * account's uploads.
+ */
+export async function listImagesByUploader(
+  sql: Sql,
+  opts: {
+    uploaderId: string;
+    tags: string[];
+    exclude?: string[];
+    limit: number;
+    beforeSeq: string | null;
+  },
+): Promise<ImageWithTags[]> {
+  const tags = [...new Set(opts.tags)];
+  const exclude = [...new Set(opts.exclude ?? [])];
+  return await sql<ImageWithTags[]>`
+    with wanted as materialized (${meantTagIds(sql, tags)}),
+    excluded as materialized (
+      select array(select id from (${meantTagIds(sql, exclude)}) e where id is not null) as ids)
+    select ${COLUMNS(sql)}, ${TAGS(sql)} from images i
+    where i.uploaded_by = ${opts.uploaderId}
+      and i.seq < ${opts.beforeSeq ?? NO_CURSOR}::bigint
+      and not exists (select 1 from wanted where id is null)
+      and i.tag_ids @> (select coalesce(array_agg(id), '{}') from wanted)::bigint[]
+      and not (i.tag_ids && (select ids from excluded))
+    order by i.seq desc limit ${opts.limit}`;
 }
 
 /**
@@ -352,6 +391,8 @@ export interface NewImage {
   createdAt?: Date | null;
   /** A restored image's caption; null: recognition will write it. */
   caption?: { text: string; source: TextSource } | null;
+  /** The uploader's account ID; null: nobody known. */
+  uploadedBy?: string | null;
 }
 
 /**
@@ -421,12 +462,13 @@ export async function insertImage(
   const results = await transaction(sql, async (tx) => {
     const statements: postgres.PendingQuery<postgres.Row[]>[] = [
       tx`insert into images (short_id, hash, content_type, size_bytes, width, height, thumbnail_key,
-                             created_at, phash, text, text_source)
+                             created_at, phash, text, text_source, uploaded_by)
         values (${img.shortId}, ${img.hash}, ${img.contentType}, ${img.sizeBytes}, ${img.width},
                 ${img.height}, ${img.thumbnailKey},
                 coalesce(${img.createdAt ?? null}::timestamptz, now()),
                 ${img.phash?.toString() ?? null}::bigint,
-                ${img.caption?.text ?? null}, ${img.caption?.source ?? null})
+                ${img.caption?.text ?? null}, ${img.caption?.source ?? null},
+                ${img.uploadedBy ?? null}::bigint)
         on conflict (hash) do nothing`,
       ...linkTagStatements(tx, tx`i.short_id = ${img.shortId}`, tagNames),
       // Only the new row's words: a row of the same hash, already there, was not replaced.

@@ -33,7 +33,24 @@ const RETRY_SOON = { "Retry-After": "5" };
 export const ERRORS = {
   bad_request: { status: 400, body: "detail" },
   unauthorized: { status: 401, body: "detail", headers: { "WWW-Authenticate": "Bearer" } },
+  /** A write beyond the caller's role or its key's scopes (api/permissions.ts). */
+  forbidden: { status: 403, body: "coded" },
   not_found: { status: 404, body: "detail" },
+  /** Accounts (issue 42, services/accounts.ts). */
+  username_taken: { status: 409, body: "coded" },
+  invite_used: { status: 410, body: "coded" },
+  invite_expired: { status: 410, body: "coded" },
+  invalid_username: { status: 422, body: "coded" },
+  weak_password: { status: 422, body: "coded" },
+  wrong_password: { status: 422, body: "coded" },
+  configured_admin: { status: 422, body: "coded" },
+  /** Every password-hashing slot stayed taken for the whole wait (services/passwords.ts). */
+  sign_in_busy: {
+    status: 503,
+    body: "coded",
+    headers: { "Retry-After": "2" },
+    log: { level: "warn", message: "sign-in waited too long for a password-hashing slot" },
+  },
   short_id_taken: { status: 409, body: "coded" },
   upload_too_large: { status: 413, body: "coded" },
   body_too_large: { status: 413, body: "coded" },

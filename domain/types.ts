@@ -43,6 +43,10 @@ export interface ImageDto {
   /** Who wrote `text`: recognition, or a person (then recognition never overwrites it). */
   text_source: "ocr" | "manual" | null;
   created_at: string;
+  /** Who uploaded it; null for images from before accounts, and restored ones without one. */
+  uploaded_by: string | null;
+  /** How many accounts favourited it (kept by the write paths). */
+  favorite_count: number;
 }
 
 /** One page of the library, newest first. */
@@ -59,6 +63,8 @@ export interface ListImagesQuery {
   tags: string[];
   exclude?: string[];
   q?: string | null;
+  /** Only the images this account uploaded (a username, any case). */
+  uploader?: string | null;
   limit: number;
   cursor?: string | null;
 }

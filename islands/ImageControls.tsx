@@ -1,4 +1,5 @@
-import { useLayoutEffect, useRef, useState } from "preact/hooks";
+import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
+import { Star } from "../components/Star.tsx";
 import { TagInput } from "../components/TagInput.tsx";
 import { ApiError, apiJson, sendJson, useToken } from "../client/api_client.ts";
 import type { ImageDto, TagDto } from "../domain/types.ts";
@@ -21,9 +22,31 @@ export default function ImageControls({ image, share }: { image: ImageDto; share
   const { copy, copyImage, view } = useCopier("detail");
   const gif = image.content_type === "image/gif";
   const alt = () => altText({ tags });
+  const [favorite, setFavorite] = useState<boolean | null>(null);
+  const [count, setCount] = useState(image.favorite_count);
+  useEffect(() => {
+    if (!token) return setFavorite(null);
+    apiJson<{ short_ids: string[] }>(
+      `/api/v1/me/favorites?among=${encodeURIComponent(image.short_id)}`,
+      // A rejected token shows no star; a write drops it and goes to sign in.
+      { allow401: true },
+    ).then((r) => setFavorite(r.short_ids.includes(image.short_id)), () => setFavorite(null));
+  }, [token]);
 
   return (
     <div class="image-controls">
+      <p class="favorites">
+        {token && favorite !== null && (
+          <Star
+            shortId={image.short_id}
+            on={favorite}
+            onChange={(on) => (setFavorite(on), setCount((n) => n + (on ? 1 : -1)))}
+          />
+        )}{" "}
+        <span class="muted">
+          {count === 1 ? "1 favourite" : `${count} favourites`}
+        </span>
+      </p>
       <h2 class="visually-hidden">Tags</h2>
       {tags.length
         ? (

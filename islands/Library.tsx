@@ -1,6 +1,7 @@
 import { useEffect, useRef, useState } from "preact/hooks";
 import { TagInput } from "../components/TagInput.tsx";
-import { apiJson } from "../client/api_client.ts";
+import { apiJson, useToken } from "../client/api_client.ts";
+import type { Star as StarType } from "../components/Star.tsx";
 import type { ImageDto, ImagePage } from "../domain/types.ts";
 import { altText, libraryHref } from "../client/ui.ts";
 import { directPath } from "../domain/share_links.ts";
@@ -18,6 +19,8 @@ export interface LibraryProps {
   tags: string[];
   /** Words searched in the captions ("" for none). */
   q: string;
+  /** Only this person's uploads (`?uploader=`), or "" for everyone's. */
+  uploader?: string;
   limit: number;
   /**
    * PUBLIC_BASE_URL, the origin of copied links; null: this page's own (the page is kept
@@ -31,8 +34,13 @@ export interface LibraryProps {
  * further pages by keyset cursor on scroll.
  */
 export default function Library(
-  { initial, tags, q, limit, publicBaseUrl }: LibraryProps,
+  { initial, tags, q, uploader = "", limit, publicBaseUrl }: LibraryProps,
 ) {
+  const token = useToken();
+  /** The shown images' favourite state for the signed-in person (absent: not known yet). */
+  const [favs, setFavs] = useState<Record<string, boolean>>({});
+  // The star's code loads only for signed-in people: most visitors never need it.
+  const [Star, setStar] = useState<typeof StarType | null>(null);
   const [items, setItems] = useState<Card[]>(initial.items);
   const [cursor, setCursor] = useState(initial.next_cursor);
   const [filter, setFilter] = useState([...tags, ...(q ? [q] : [])].join(", "));
@@ -44,7 +52,25 @@ export default function Library(
   const { copy, view } = useCopier("library");
   const copyLink = (card: Card) =>
     copy("link", (publicBaseUrl ?? location.origin) + directPath(card));
-  const searching = tags.length > 0 || q !== "";
+  const searching = tags.length > 0 || q !== "" || uploader !== "";
+
+  // Stars for signed-in people: which of the shown images are their favourites.
+  useEffect(() => {
+    if (!token) return;
+    if (!Star) import("../components/Star.tsx").then((m) => setStar(() => m.Star));
+    const unknown = items.map((i) => i.short_id).filter((id) => !(id in favs)).slice(0, 200);
+    if (!unknown.length) return;
+    apiJson<{ short_ids: string[] }>(`/api/v1/me/favorites?among=${unknown.join(",")}`, {
+      allow401: true,
+    }).then(
+      (r) =>
+        setFavs((old) => ({
+          ...old,
+          ...Object.fromEntries(unknown.map((id) => [id, r.short_ids.includes(id)])),
+        })),
+      () => {},
+    );
+  }, [token, items]);
 
   /** The next page of this search, after `from`. */
   const loadMore = async (from: string) => {
@@ -55,6 +81,7 @@ export default function Library(
     const params = new URLSearchParams({ limit: String(limit), cursor: from });
     if (tags.length) params.set("tags", tags.join(","));
     if (q) params.set("q", q);
+    if (uploader) params.set("uploader", uploader);
     try {
       const page = await apiJson<ImagePage>(`/api/v1/images?${params}`);
       setItems((old) => [...old, ...page.items]);
@@ -89,7 +116,8 @@ export default function Library(
     return () => observer.disconnect();
   }, [cursor, error]);
 
-  const described = [...tags, ...(q ? [`“${q}”`] : [])].join(", ");
+  const described = [...tags, ...(q ? [`“${q}”`] : []), ...(uploader ? [`by ${uploader}`] : [])]
+    .join(", ");
   return (
     <section class="library" aria-busy={busy}>
       {
@@ -142,6 +170,15 @@ export default function Library(
             >
               Copy link
             </button>
+            {token && Star && image.short_id in favs && (
+              <Star
+                class="card-star"
+                shortId={image.short_id}
+                on={favs[image.short_id]}
+                label={altText(image)}
+                onChange={(on) => setFavs((old) => ({ ...old, [image.short_id]: on }))}
+              />
+            )}
           </li>
         ))}
       </ul>
@@ -150,7 +187,7 @@ export default function Library(
         {cursor && (
           <a
             class="button"
-            href={libraryHref(tags, q, cursor)}
+            href={libraryHref(tags, q, cursor, uploader)}
             onClick={(e) => (e.preventDefault(), loadMore(cursor))}
           >
             {busy ? "Loading…" : "Load more"}

@@ -30,10 +30,13 @@ export const handler: PageHandler = async (c, { read, render, publicBaseUrl }) =
     throw new AppError("invalid_field", `q: at most ${MAX_QUERY_CHARS} characters`);
   }
   const cursor = c.req.query("cursor") || null;
+  // `?uploader=name`: that person's uploads (the image page's "uploaded by" links here).
+  const uploader = (c.req.query("uploader") ?? "").trim().toLowerCase().slice(0, 64);
   const page = await read.listImages({
     tags: filter.include,
     exclude: filter.exclude,
     q: q || null,
+    uploader: uploader || null,
     limit: PAGE_SIZE,
     cursor,
   });
@@ -46,7 +49,7 @@ export const handler: PageHandler = async (c, { read, render, publicBaseUrl }) =
     tags: img.tags,
     text: img.text,
   }));
-  const described = [...tags, ...(q ? [`“${q}”`] : [])];
+  const described = [...tags, ...(q ? [`“${q}”`] : []), ...(uploader ? [`by ${uploader}`] : [])];
   const title = described.length ? `Search: ${described.join(", ")}` : "Library";
   return render(
     c,
@@ -56,10 +59,11 @@ export const handler: PageHandler = async (c, { read, render, publicBaseUrl }) =
         initial={{ items, next_cursor: page.next_cursor }}
         tags={tags}
         q={q}
+        uploader={uploader}
         limit={PAGE_SIZE}
         publicBaseUrl={publicBaseUrl}
       />
     </>,
-    { title, memo: page, path: libraryHref(tags, q, cursor) },
+    { title, memo: page, path: libraryHref(tags, q, cursor, uploader) },
   );
 };

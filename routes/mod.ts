@@ -13,6 +13,10 @@ import * as library from "./index.tsx";
 import * as login from "./login.tsx";
 import * as tags from "./tags.tsx";
 import * as upload from "./upload.tsx";
+import * as me from "./me.tsx";
+import * as admin from "./admin.tsx";
+import * as favorites from "./favorites.tsx";
+import * as invite from "./invite/[code].tsx";
 
 /** What the pages need. */
 export interface PagesDeps {
@@ -30,7 +34,8 @@ export interface PagesDeps {
 }
 
 /**
- * The UI: `/`, `/tags`, `/i/:short_id`, `/upload`, `/login`, hashed assets under `/_static/`,
+ * The UI: `/`, `/tags`, `/i/:short_id`, `/upload`, `/login`, `/me`, `/admin`, `/favorites`,
+ * `/invite/:code`, hashed assets under `/_static/`,
  * and the HTML not-found page (status 404) for every other path outside `/api/`. Mount it last
  * (`app.route("/", createPagesApp(deps))`): its catch-all answers every path left over.
  */
@@ -50,6 +55,10 @@ export function createPagesApp(deps: PagesDeps): Hono {
   app.get("/i/:short_id", (c) => detail.handler(c, ctx));
   app.get("/upload", (c) => upload.handler(c, ctx));
   app.get("/login", (c) => login.handler(c, ctx));
+  app.get("/me", (c) => me.handler(c, ctx));
+  app.get("/admin", (c) => admin.handler(c, ctx));
+  app.get("/favorites", (c) => favorites.handler(c, ctx));
+  app.get("/invite/:code", (c) => invite.handler(c, ctx));
   const notFound = (c: Context) => notFoundPage(c, ctx);
   // Unknown /api/ paths fall through to the API's own JSON not-found answer.
   app.all("*", (c, next) => c.req.path.startsWith("/api/") ? next() : notFound(c));

@@ -49,15 +49,20 @@ function secretKey(secret: string | undefined): Uint8Array {
   return encoder.encode(secret);
 }
 
-/** Issues an HS256 access token for `sub`, valid for ACCESS_TOKEN_TTL_SECONDS from `now` (ms). */
+/**
+ * Issues an HS256 access token for `sub`, valid for ACCESS_TOKEN_TTL_SECONDS from `now` (ms).
+ * `gen` is the account's token generation (services/accounts.ts): a token whose generation is
+ * behind the account's is refused, and a token without one counts as generation 0.
+ */
 export async function issueAccessToken(
   config: Pick<Config, "JWT_SECRET" | "ACCESS_TOKEN_TTL_SECONDS">,
   sub: string,
   now: number = Date.now(),
+  gen = 0,
 ): Promise<AccessToken> {
   const iat = Math.floor(now / 1000);
   const ttl = config.ACCESS_TOKEN_TTL_SECONDS;
-  const token = await new SignJWT({})
+  const token = await new SignJWT(gen ? { gen } : {})
     .setProtectedHeader({ alg: ALGORITHM, typ: "JWT" })
     .setSubject(sub)
     .setIssuedAt(iat)
@@ -75,13 +80,27 @@ export async function verifyAccessToken(
   config: Pick<Config, "JWT_SECRET">,
   token: string,
 ): Promise<string | null> {
+  return (await verifyAccessTokenClaims(config, token))?.sub ?? null;
+}
+
+/**
+ * The subject and token generation of a valid access token (as verifyAccessToken checks it), or
+ * null. A token without `gen` (every token issued before accounts) is generation 0; a `gen`
+ * that is not a non-negative integer makes the token invalid.
+ */
+export async function verifyAccessTokenClaims(
+  config: Pick<Config, "JWT_SECRET">,
+  token: string,
+): Promise<{ sub: string; gen: number } | null> {
   if (!config.JWT_SECRET) return null;
   try {
     const { payload } = await jwtVerify(token, secretKey(config.JWT_SECRET), {
       algorithms: [ALGORITHM],
       requiredClaims: ["sub", "iat", "exp"],
     });
-    return typeof payload.sub === "string" && payload.sub !== "" ? payload.sub : null;
+    const gen = payload.gen ?? 0;
+    if (typeof gen !== "number" || !Number.isSafeInteger(gen) || gen < 0) return null;
+    return typeof payload.sub === "string" && payload.sub !== "" ? { sub: payload.sub, gen } : null;
   } catch {
     return null;
   }

@@ -5,6 +5,7 @@ import type { Logger } from "../adapters/log.ts";
 import type { JobQueue } from "../adapters/jobs/mod.ts";
 import type { ObjectStore } from "../adapters/storage/mod.ts";
 import type { UploadState } from "./upload/state.ts";
+import type { PasswordHasher } from "./passwords.ts";
 
 /** Thumbnail generation, as the upload path sees it (the worker pool implements it). */
 export interface Thumbnailer {
@@ -38,6 +39,8 @@ export interface Services {
    * has none, and createApp() gives an app built without one its own.
    */
   uploads?: UploadState;
+  /** Password hashing (default: scrypt at OWASP's parameters, services/passwords.ts). */
+  passwords?: PasswordHasher;
 }
 
 /** Reads the words printed on an image (adapters/ocr/recognizer.ts in the service). */

@@ -33,6 +33,7 @@ const SQL_FILES = [
   "013_caption_word_neighbours.sql",
   "014_words_tags_index.sql",
   "015_pair_shared_tags.sql",
+  "016_accounts.sql",
 ];
 
 /** The revisions in order, the backfill step included; `upTo` stops after that version. */

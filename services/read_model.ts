@@ -5,7 +5,10 @@ import {
   type ImageWithTags,
   type ListedImages,
   listImages,
+  listImagesByUploader,
+  MAX_PAGE_ROWS,
 } from "../db/images.ts";
+import { userIdByName } from "../db/users.ts";
 import { searchImagesByText, type TextCursor, type TextHit } from "../db/captions.ts";
 import { queryWords } from "../domain/caption_text.ts";
 import { knownTagNames, listTags, suggestTags } from "../db/tags.ts";
@@ -30,6 +33,9 @@ export class BadCursorError extends AppError {
     super("bad_cursor", "cursor: not a valid cursor");
   }
 }
+
+/** Most caption-search pages one page of a single uploader's search reads (searchByUploader). */
+export const UPLOADER_SEARCH_ROUNDS = 5;
 
 /** The opaque keyset cursor after `seq`. */
 export function encodeCursor(seq: string): string {
@@ -78,6 +84,8 @@ export function toImageDto(row: ImageWithTags, publicBase: string | undefined): 
     text: row.text,
     text_source: row.text_source,
     created_at: row.created_at.toISOString(),
+    uploaded_by: row.uploaded_by,
+    favorite_count: row.favorite_count,
   };
 }
 
@@ -100,14 +108,77 @@ export function createReadModel(
   const listings = new SnapshotCache<ImagePage>(listingCacheEntries, snapshot);
   const tagLists = new SnapshotCache<TagDto[]>(listingCacheEntries, snapshot);
   const suggestions = new SnapshotCache<TagSuggestion[]>(listingCacheEntries, snapshot);
-  const loadPage = async (q: ListImagesQuery, words: string[], cursor: string | null) => {
+  /**
+   * A caption search of one uploader's images: the search's pages, read in order and kept to that
+   * uploader's images, until `limit` + 1 are found or UPLOADER_SEARCH_ROUNDS pages were read.
+   * Then the page may be short, and its cursor is where the reading stopped.
+   */
+  const searchByUploader = async (
+    q: ListImagesQuery,
+    words: string[],
+    cursor: string | null,
+  ): Promise<ImagePage> => {
+    const uploader = q.uploader!.toLowerCase();
+    let at = cursor ? decodeTextCursor(cursor) : null;
+    const hits: TextHit[] = [];
+    for (let round = 0; round < UPLOADER_SEARCH_ROUNDS; round++) {
+      const rows = await retryRead(() =>
+        searchImagesByText(searchSql, {
+          words,
+          tags: q.tags,
+          exclude: q.exclude ?? [],
+          limit: MAX_PAGE_ROWS,
+          after: at,
+        })
+      );
+      for (const row of rows) {
+        at = { level: row.level, seq: row.seq };
+        if (row.uploaded_by?.toLowerCase() !== uploader) continue;
+        hits.push(row);
+        if (hits.length > q.limit) break;
+      }
+      if (hits.length > q.limit) {
+        const last = hits[q.limit - 1];
+        return {
+          items: hits.slice(0, q.limit).map((r) => toImageDto(r, publicBase)),
+          next_cursor: encodeTextCursor({ level: last.level, seq: last.seq }),
+        };
+      }
+      if (rows.length < MAX_PAGE_ROWS) at = null;
+      if (!at) break;
+    }
+    return {
+      items: hits.map((r) => toImageDto(r, publicBase)),
+      next_cursor: at ? encodeTextCursor(at) : null,
+    };
+  };
+  const loadPage = async (
+    q: ListImagesQuery,
+    words: string[],
+    cursor: string | null,
+  ): Promise<ImagePage> => {
     const limit = q.limit;
+    let uploaderId: string | null = null;
+    if (q.uploader) {
+      uploaderId = await retryRead(() => userIdByName(sql, q.uploader!));
+      if (!uploaderId) return { items: [], next_cursor: null };
+      if (words.length) return await searchByUploader(q, words, cursor);
+    }
     const rows = await retryRead(async () => {
       // Aliases mean their targets in a filter too: the statements resolve them.
       const { tags } = q;
       const exclude = q.exclude ?? [];
       if (!words.length) {
         const beforeSeq = cursor ? decodeCursor(cursor) : null;
+        if (uploaderId) {
+          return await listImagesByUploader(sql, {
+            uploaderId,
+            tags,
+            exclude,
+            limit: limit + 1,
+            beforeSeq,
+          });
+        }
         return await listImages(sql, { tags, exclude, limit: limit + 1, beforeSeq, examine });
       }
       const after = cursor ? decodeTextCursor(cursor) : null;
@@ -134,7 +205,8 @@ export function createReadModel(
       // by its position, not by the cursor's spelling.
       const at = cursor ? (words.length ? decodeTextCursor(cursor) : decodeCursor(cursor)) : null;
       const exclude = [...q.exclude ?? []].sort();
-      const key = JSON.stringify([[...q.tags].sort(), exclude, words, q.limit, at]);
+      const uploader = q.uploader?.toLowerCase() ?? null;
+      const key = JSON.stringify([[...q.tags].sort(), exclude, words, q.limit, at, uploader]);
       return await listings.get(key, () => loadPage(q, words, cursor));
     },
     async getImage(shortId: string) {

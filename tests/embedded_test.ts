@@ -41,11 +41,6 @@ async function stop(child: Child) {
   return { code: status.code, out: child.stdout() };
 }
 
-/** The `msg` of every JSON log line in `text`. */
-function logMessages(text: string): string[] {
-  return text.split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l).msg);
-}
-
 /** Waits until `child` answers health 200; returns the port it listens on. */
 async function healthy(child: Child): Promise<number> {
   const port = await boundPort(child, 90_000);
@@ -166,7 +161,7 @@ Deno.test("a DATA_DIR in a folder only its owner can enter starts; as root its c
 
     // A restart finds the same cluster through the link.
     const again = start(dataDir);
-    const port2 = await healthy(again);
+    await healthy(again);
     assert.equal(await Deno.realPath(`${dataDir}/postgres`), cluster);
     assert.equal((await stop(again)).code, 0);
   } finally {

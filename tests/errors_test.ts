@@ -23,7 +23,16 @@ const ROOT = new URL("../", import.meta.url);
 const EXPECTED: Record<ErrorCode, [number, Record<string, unknown> | null]> = {
   bad_request: [400, { detail: "why" }],
   unauthorized: [401, { detail: "why" }],
+  forbidden: [403, { code: "forbidden", detail: "why", n: 1 }],
   not_found: [404, { detail: "why" }],
+  username_taken: [409, { code: "username_taken", detail: "why", n: 1 }],
+  invite_used: [410, { code: "invite_used", detail: "why", n: 1 }],
+  invite_expired: [410, { code: "invite_expired", detail: "why", n: 1 }],
+  invalid_username: [422, { code: "invalid_username", detail: "why", n: 1 }],
+  weak_password: [422, { code: "weak_password", detail: "why", n: 1 }],
+  wrong_password: [422, { code: "wrong_password", detail: "why", n: 1 }],
+  configured_admin: [422, { code: "configured_admin", detail: "why", n: 1 }],
+  sign_in_busy: [503, { code: "sign_in_busy", detail: "why", n: 1 }],
   short_id_taken: [409, { code: "short_id_taken", detail: "why", n: 1 }],
   upload_too_large: [413, { code: "upload_too_large", detail: "why", n: 1 }],
   body_too_large: [413, { code: "body_too_large", detail: "why", n: 1 }],
@@ -68,6 +77,7 @@ Deno.test("problemOf() gives the documented headers: the Bearer challenge and wh
   const headers = (code: ErrorCode) => problemOf(new AppError(code, "why")).headers;
   assert.deepEqual(headers("unauthorized"), { "WWW-Authenticate": "Bearer" });
   assert.deepEqual(headers("busy"), { "Retry-After": "2" });
+  assert.deepEqual(headers("sign_in_busy"), { "Retry-After": "2" });
   assert.deepEqual(headers("thumbnails_busy"), { "Retry-After": "2" });
   assert.deepEqual(headers("storage_unavailable"), { "Retry-After": "5" });
   assert.deepEqual(headers("database_unavailable"), { "Retry-After": "5" });
@@ -156,8 +166,10 @@ Deno.test("forField() restates one code's refusal as the field's, and passes any
 const PAGE_STATUS: Record<number, number> = {
   400: 400,
   401: 400,
+  403: 400,
   404: 404,
   409: 400,
+  410: 400,
   413: 400,
   415: 400,
   416: 400,

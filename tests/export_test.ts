@@ -174,6 +174,8 @@ Deno.test("a hostile board's listing is checked: nothing written outside the fol
     text: null,
     text_source: null,
     created_at: "2026-01-01T00:00:00.000Z",
+    uploaded_by: null,
+    favorite_count: 0,
     ...fields,
   });
   const items = [
@@ -240,7 +242,7 @@ Deno.test("the import and export tasks get no permission beyond the ones they us
     "run",
     "--no-prompt",
     "--allow-net",
-    "--allow-env=IMAGEBOARD_URL",
+    "--allow-env=IMAGEBOARD_URL,IMAGEBOARD_API_KEY",
     "--allow-read",
     "--allow-write",
     "scripts/export.ts",
@@ -249,7 +251,7 @@ Deno.test("the import and export tasks get no permission beyond the ones they us
     "run",
     "--no-prompt",
     "--allow-net",
-    "--allow-env=IMAGEBOARD_URL,IMAGEBOARD_USERNAME,IMAGEBOARD_PASSWORD",
+    "--allow-env=IMAGEBOARD_URL,IMAGEBOARD_USERNAME,IMAGEBOARD_PASSWORD,IMAGEBOARD_API_KEY",
     "--allow-read",
     "scripts/import.ts",
   ]);

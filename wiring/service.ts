@@ -111,6 +111,8 @@ export interface ServiceSwitches {
   dev?: boolean;
   /** How long `close` lets running jobs finish (default 10 s). */
   jobsGraceMs?: number;
+  /** Password hashing (tests: a cheap one); default scrypt at OWASP's parameters. */
+  passwords?: Services["passwords"];
 }
 
 /** A built service: its parts, its app, and what stops it. */
@@ -169,6 +171,7 @@ export async function buildService(sw: ServiceSwitches): Promise<Service> {
     stops.push(resources.close);
     const { config, sql, probeSql, searchSql, store } = resources;
     const base: Services = { config, sql, probeSql, searchSql, store, log };
+    if (sw.passwords) base.passwords = sw.passwords;
     if (!w) {
       const app = createReaderApp(base, sw.assetsDir ?? DEFAULT_ASSETS_DIR);
       return { config, log, services: base, app, signIn: resources.signIn, close };

@@ -3,7 +3,7 @@ import ImageControls from "../../islands/ImageControls.tsx";
 import SimilarImages from "../../islands/SimilarImages.tsx";
 import { directPath, shareLinks } from "../../domain/share_links.ts";
 import { previewTags } from "../_preview_tags.ts";
-import { altText, formatBytes, formatDate, formatType } from "../../client/ui.ts";
+import { altText, formatBytes, formatDate, formatType, libraryHref } from "../../client/ui.ts";
 import type { PageHandler } from "../_app.tsx";
 import { notFoundPage } from "../_404.tsx";
 
@@ -38,6 +38,14 @@ export const handler: PageHandler = async (c, ctx) => {
           <dd>
             <time datetime={image.created_at}>{formatDate(image.created_at)}</time>
           </dd>
+          {image.uploaded_by && (
+            <>
+              <dt>Uploaded by</dt>
+              <dd>
+                <a href={libraryHref([], "", null, image.uploaded_by)}>{image.uploaded_by}</a>
+              </dd>
+            </>
+          )}
         </dl>
         <Caption
           shortId={image.short_id}

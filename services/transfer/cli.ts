@@ -28,6 +28,8 @@ Options:
   --url URL            the board (default IMAGEBOARD_URL, else ${DEFAULT_URL})
   --username NAME      (default IMAGEBOARD_USERNAME, else admin)
   --password PASSWORD  (default IMAGEBOARD_PASSWORD, else asked on the terminal)
+  --api-key KEY        a personal API key with the upload scope, instead of a password
+                       (default IMAGEBOARD_API_KEY)
   --tags a,b           tags for every file
   --no-folder-tags     do not tag files with their sub-folder names
   --concurrency N      uploads in flight (default 4; 1 with --restore, which keeps the order)
@@ -42,6 +44,7 @@ reading through the board's API. Run it again to bring the folder up to date.
 
 Options:
   --url URL          the board (default IMAGEBOARD_URL, else ${DEFAULT_URL})
+  --api-key KEY      a personal API key, sent with every request (default IMAGEBOARD_API_KEY)
   --concurrency N    downloads in flight (default 4)
   --help`;
 
@@ -65,6 +68,16 @@ function boardUrl(value: string | undefined): string {
     throw new UsageError(`--url: "${url}" is not an http(s) address`);
   }
   return url;
+}
+
+/** `--api-key`, else IMAGEBOARD_API_KEY, checked for the key's shape; undefined for neither. */
+function apiKeyOf(value: string | undefined): string | undefined {
+  const key = value ?? Deno.env.get("IMAGEBOARD_API_KEY");
+  if (key === undefined || key === "") return undefined;
+  if (!/^rb_[A-Za-z0-9_-]{43,}$/.test(key)) {
+    throw new UsageError("--api-key: not an API key (rb_ and 43 or more characters)");
+  }
+  return key;
 }
 
 /** Prints the summary and returns the exit code: 1 when any item failed or was refused. */
@@ -98,10 +111,12 @@ function newClient(
   url: string,
   sink: ProgressSink,
   creds?: { username: string; password: string },
+  apiKey?: string,
 ) {
   return new BoardClient({
     url,
     credentials: creds,
+    apiKey,
     onRetry: ({ status, waitMs, path }) =>
       sink.out(
         `retry ${path} in ${(waitMs / 1000).toFixed(1)} s (${
@@ -147,6 +162,7 @@ export function importMain(args: string[], sink: ProgressSink = consoleSink()): 
           url: { type: "string" },
           username: { type: "string" },
           password: { type: "string" },
+          "api-key": { type: "string" },
           tags: { type: "string", multiple: true },
           "no-folder-tags": { type: "boolean" },
           concurrency: { type: "string" },
@@ -193,7 +209,10 @@ export function importMain(args: string[], sink: ProgressSink = consoleSink()): 
     const dryRun = values["dry-run"] ?? false;
     let client: BoardClient | null = null;
     if (!dryRun) {
-      client = newClient(url, sink, await credentials(values));
+      const apiKey = apiKeyOf(values["api-key"]);
+      client = apiKey
+        ? newClient(url, sink, undefined, apiKey)
+        : newClient(url, sink, await credentials(values));
       await client.login();
     }
     const headings = restore ? RESTORE_OUTCOMES : importHeadings(dryRun);
@@ -233,6 +252,7 @@ export function exportMain(args: string[], sink: ProgressSink = consoleSink()): 
         allowPositionals: true,
         options: {
           url: { type: "string" },
+          "api-key": { type: "string" },
           concurrency: { type: "string" },
           help: { type: "boolean" },
         },
@@ -246,7 +266,7 @@ export function exportMain(args: string[], sink: ProgressSink = consoleSink()): 
       return 0;
     }
     if (positionals.length !== 1) throw new UsageError(`give one folder\n\n${EXPORT_USAGE}`);
-    const client = newClient(boardUrl(values.url), sink);
+    const client = newClient(boardUrl(values.url), sink, undefined, apiKeyOf(values["api-key"]));
     const interrupt = summaryOnInterrupt(sink, EXPORT_OUTCOMES);
     try {
       const progress = await runExport({

@@ -69,6 +69,8 @@ export interface BoardClientOptions {
   /** The board's address, e.g. `http://localhost:8000`. */
   url: string;
   credentials?: { username: string; password: string };
+  /** A personal API key (`rb_...`), sent as the bearer value; no sign-in then. */
+  apiKey?: string;
   retry?: Partial<RetryPolicy>;
   /** Waits between attempts (a test passes a recorder). */
   sleep?: (ms: number) => Promise<void>;
@@ -109,10 +111,18 @@ export class BoardClient {
     this.base = opts.url.replace(/\/+$/, "");
     this.retry = { ...DEFAULT_RETRY, ...opts.retry };
     this.#opts = opts;
+    this.#token = opts.apiKey ?? null;
   }
 
-  /** Signs in with the credentials; throws BoardApiError when refused. */
+  /**
+   * Signs in with the credentials (with an API key, checks it: `GET /api/v1/me`); throws
+   * BoardApiError when refused.
+   */
   async login(): Promise<void> {
+    if (this.#opts.apiKey) {
+      await (await this.#send("/api/v1/me", {}, true)).body?.cancel();
+      return;
+    }
     const creds = this.#opts.credentials;
     if (!creds) throw new Error("no credentials to sign in with");
     const res = await this.#send("/api/v1/auth/token", {

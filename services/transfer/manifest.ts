@@ -89,7 +89,7 @@ export function listedImageProblem(item: unknown): string | null {
 }
 
 /** Fields of the API's image that belong to one deployment, not to the image. */
-const NOT_EXPORTED = new Set(["file_url", "thumbnail_url", "thumbnail_key"]);
+const NOT_EXPORTED = new Set(["file_url", "thumbnail_url", "thumbnail_key", "favorite_count"]);
 
 /**
  * The manifest line of an image: the documented fields first, then every other field the API
@@ -162,6 +162,7 @@ manifest.jsonl
       text          the words printed on the image: recognised, or written by a person;
                     null when not recognised yet ("" when none were found)
       text_source   "ocr" (recognised) or "manual" (written by a person); null with text
+      uploaded_by   the username of who uploaded it; null for nobody known
       file          the original's path in this folder
     Any further fields are those the board's API returns for an image (features added after
     this format was written); a reader should keep fields it does not know.
@@ -174,7 +175,8 @@ Using it
 
 Check a file: sha256sum images/{short_id}.{ext} prints the line's "hash".
 
-Restore into an empty board, with the same short IDs, dates, tags and caption text:
+Restore into an empty board, with the same short IDs, dates, tags, caption text and uploaders
+(an admin's sign-in or key; an uploader without an account there is kept as nobody):
 
     deno task import --restore <this folder> --url https://board.example
 

@@ -96,6 +96,8 @@ export async function runRestore(opts: RestoreOptions): Promise<Progress> {
         tags: entry.tags,
         short_id: entry.short_id,
         created_at: entry.created_at,
+        // Kept when that person has an account here; an export from before accounts names nobody.
+        uploaded_by: typeof entry.uploaded_by === "string" ? entry.uploaded_by : "",
         // A caption travels as it was; one not recognised yet is recognised on arrival.
         ...(typeof entry.text === "string"
           ? { text: entry.text, text_source: String(entry.text_source ?? "manual") }

@@ -18,6 +18,8 @@ export interface UploadFields {
   /** A restored caption and who wrote it (`ocr` or `manual`). */
   text?: string;
   text_source?: string;
+  /** A restore's uploader: a username, or "" for nobody (an admin's restore only). */
+  uploaded_by?: string;
 }
 
 /** The outcome of one upload: a new image (201) or the one with this content (200). */
@@ -48,6 +50,12 @@ export function multipartFraming(
   if (fields.created_at) head += field("created_at", fields.created_at);
   if (fields.text !== undefined) head += field("text", fields.text);
   if (fields.text_source) head += field("text_source", fields.text_source);
+  if (fields.uploaded_by !== undefined) {
+    // A name is one line of letters: anything else (a line break would start another part) is
+    // sent as nobody.
+    const name = /^[\w.-]{0,64}$/.test(fields.uploaded_by) ? fields.uploaded_by : "";
+    head += field("uploaded_by", name);
+  }
   head += `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${
     quotedName(fileName)
   }"\r\nContent-Type: ${contentType}\r\n\r\n`;

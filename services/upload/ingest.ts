@@ -65,6 +65,8 @@ export interface IngestOptions {
    * (api/upload_body.ts); without it the bytes are hashed here, in one go.
    */
   sha256?: string;
+  /** The uploader's account ID (kept only when the image is new: the first uploader stays). */
+  uploaderId?: string | null;
 }
 
 /** The outcome of an upload: a new image, or the existing one with the same content. */
@@ -252,6 +254,7 @@ async function createImage(
         createdAt: options.createdAt ?? null,
         caption: options.caption ?? null,
         phash: thumb.status === "fulfilled" ? thumb.value.phash : null,
+        uploadedBy: options.uploaderId ?? null,
       },
       tags,
       owned,

@@ -13,6 +13,12 @@ import { captureLogger } from "../../adapters/log.ts";
 import type { Services, Thumbnailer } from "../../services/deps.ts";
 import { buildService } from "../../wiring/service.ts";
 import { writeSide } from "../../wiring/write_side.ts";
+import {
+  newHashSlots,
+  type PasswordHasher,
+  scryptHasher,
+  threadPoolDerive,
+} from "../../services/passwords.ts";
 import { type FreshDatabase, freshDatabase } from "./db.ts";
 import { disposeS3, startS3, type TestS3 } from "./s3.ts";
 
@@ -39,10 +45,22 @@ export interface TestServiceOptions {
   jobs?: boolean;
   /** With `jobs`: the caption recogniser the recognition jobs use (none: no recognition). */
   captionReader?: CaptionReading;
+  /**
+   * The password hasher. By default scrypt at N=2^10: OWASP's N=2^17 took 2.5-3.7 s a hash on
+   * the shared test machine; tests/accounts_signin_test.ts uses the real parameters.
+   */
+  passwords?: PasswordHasher;
   /** Share a database or s3 with another service (for replica tests). */
   db?: FreshDatabase;
   s3?: TestS3;
 }
+
+/** A cheap scrypt for tests (see TestServiceOptions.passwords). */
+export const TEST_HASHER = scryptHasher(
+  { N: 2 ** 10, r: 8, p: 1 },
+  newHashSlots(4, 10_000),
+  threadPoolDerive,
+);
 
 /** Configuration as the service would parse it, pointed at `db` and `s3`. */
 export function testConfig(db: FreshDatabase, s3: TestS3, env: Record<string, string> = {}) {
@@ -96,6 +114,7 @@ export async function startService(opts: TestServiceOptions = {}): Promise<TestS
     priorities: false,
     buildAssets: false,
     jobsGraceMs: 1000,
+    passwords: opts.passwords ?? TEST_HASHER,
   });
   return {
     app: service.app,

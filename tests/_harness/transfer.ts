@@ -90,5 +90,6 @@ export function essentials(img: ImageDto) {
     created_at: img.created_at,
     text: img.text,
     text_source: img.text_source,
+    uploaded_by: img.uploaded_by,
   };
 }

@@ -136,3 +136,37 @@ export function formatViolations(violations: AxeViolation[]): string {
 export async function axeReport(page: Page, opts: AxeCheckOptions = {}): Promise<string> {
   return formatViolations(await axeCheck(page, opts));
 }
+
+/** The viewports `axeEverywhere` checks a page at. */
+export const VIEWPORTS = {
+  desktop: { width: 1280, height: 900 },
+  phone: { width: 390, height: 844 },
+} as const;
+
+/** The colour schemes `axeEverywhere` checks a page in. */
+export const SCHEMES = ["light", "dark"] as const;
+
+/**
+ * `axeCheck` on `url` at every viewport and in every scheme (each after `ready` says the page is
+ * drawn); the violations, each prefixed with where they were found. Empty when the page passes.
+ */
+export async function axeEverywhere(
+  page: Page,
+  url: string,
+  ready: (page: Page) => Promise<unknown>,
+): Promise<string[]> {
+  const found: string[] = [];
+  for (const [name, size] of Object.entries(VIEWPORTS)) {
+    await page.setViewportSize(size);
+    for (const scheme of SCHEMES) {
+      await page.emulateMedia({ colorScheme: scheme });
+      await page.goto(url);
+      await ready(page);
+      const violations = await axeCheck(page);
+      if (violations.length) {
+        found.push(`${url} ${name} ${scheme}: ${formatViolations(violations)}`);
+      }
+    }
+  }
+  return found;
+}
