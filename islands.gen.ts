@@ -7,6 +7,8 @@ import DuplicatePairs from "./islands/DuplicatePairs.tsx";
 import ImageControls from "./islands/ImageControls.tsx";
 import Library from "./islands/Library.tsx";
 import LoginForm from "./islands/LoginForm.tsx";
+import OfflineLibrary from "./islands/OfflineLibrary.tsx";
+import PrevNext from "./islands/PrevNext.tsx";
 import SimilarImages from "./islands/SimilarImages.tsx";
 import TagBrowser from "./islands/TagBrowser.tsx";
 import Uploader from "./islands/Uploader.tsx";
@@ -19,6 +21,8 @@ export const islands: Record<string, IslandComponent> = {
   ImageControls,
   Library,
   LoginForm,
+  OfflineLibrary,
+  PrevNext,
   SimilarImages,
   TagBrowser,
   Uploader,

@@ -11,8 +11,10 @@ import { notFoundPage, problemPage } from "./_404.tsx";
 import * as detail from "./i/[short_id].tsx";
 import * as library from "./index.tsx";
 import * as login from "./login.tsx";
+import * as offline from "./offline.tsx";
 import * as tags from "./tags.tsx";
 import * as upload from "./upload.tsx";
+import { webAppRoutes } from "./web_app.ts";
 
 /** What the pages need. */
 export interface PagesDeps {
@@ -50,6 +52,8 @@ export function createPagesApp(deps: PagesDeps): Hono {
   app.get("/i/:short_id", (c) => detail.handler(c, ctx));
   app.get("/upload", (c) => upload.handler(c, ctx));
   app.get("/login", (c) => login.handler(c, ctx));
+  app.get("/offline", (c) => offline.handler(c, ctx));
+  webAppRoutes(app, deps);
   const notFound = (c: Context) => notFoundPage(c, ctx);
   // Unknown /api/ paths fall through to the API's own JSON not-found answer.
   app.all("*", (c, next) => c.req.path.startsWith("/api/") ? next() : notFound(c));

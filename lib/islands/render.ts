@@ -128,6 +128,9 @@ export function renderPage(body: VNode, opts: PageOptions): RenderedPage {
     }
     head.push(`<script type="module" src="${escapeHtml(manifest.boot)}"></script>`);
   }
+  if (manifest.register) {
+    head.push(`<script type="module" src="${escapeHtml(manifest.register)}"></script>`);
+  }
   const html = `<!DOCTYPE html><html lang="en"><head>${head.join("")}</head>` +
     `<body>${bodyHtml}</body></html>`;
   return { html, status: opts.status ?? 200, islands };
