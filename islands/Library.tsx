@@ -5,6 +5,9 @@ import type { ImageDto, ImagePage } from "../lib/types.ts";
 import { altText, libraryHref } from "../lib/ui.ts";
 import { directPath } from "../lib/sharing/links.ts";
 import { useCopier } from "../components/CopyFeedback.tsx";
+import { ShareButton } from "../components/ShareButton.tsx";
+import { useImageSearch } from "../components/ImageSearch.tsx";
+import { rememberResults } from "../client/results.ts";
 
 /** What a card needs of an image (the server sends only this, to keep the page small). */
 export type Card = Pick<
@@ -45,6 +48,9 @@ export default function Library(
   const copyLink = (card: Card) =>
     copy("link", (publicBaseUrl ?? location.origin) + directPath(card));
   const searching = tags.length > 0 || q !== "";
+  const imageSearch = useImageSearch();
+  // The image pages opened from here offer the previous and next of this list (PrevNext).
+  useEffect(() => rememberResults({ kind: "library", tags, q }, items, cursor), [items, cursor]);
 
   /** The next page of this search, after `from`. */
   const loadMore = async (from: string) => {
@@ -96,7 +102,15 @@ export default function Library(
         /* A plain GET form: the server tells tags from words and answers with the canonical
           address (routes/index.tsx), with or without scripts. */
       }
-      <form class="filter" action="/" method="get" role="search">
+      <form
+        class="filter"
+        action="/"
+        method="get"
+        role="search"
+        onPaste={imageSearch.onPaste}
+        onDrop={imageSearch.onDrop}
+        onDragOver={imageSearch.onDragOver}
+      >
         <label for="tag-filter">
           Search tags and the words on images (<code>-tag</code> excludes) <kbd>/</kbd>
         </label>
@@ -109,9 +123,11 @@ export default function Library(
           placeholder="cat, surprised, this is fine"
         />
         <button type="submit">Search</button>
+        {imageSearch.button}
         {searching && <a href="/">Clear</a>}
         <a href="/tags">Browse tags</a>
       </form>
+      {imageSearch.results}
       {items.length === 0 && !busy && (
         <p class="empty">
           {searching ? `Nothing found for ${described}.` : "No images yet."}{" "}
@@ -142,6 +158,16 @@ export default function Library(
             >
               Copy link
             </button>
+            <ShareButton
+              class="card-share"
+              label={`Share ${altText(image)}`}
+              item={{
+                path: directPath(image),
+                name: directPath(image).slice(1),
+                type: image.content_type,
+                link: (publicBaseUrl ?? "") + directPath(image),
+              }}
+            />
           </li>
         ))}
       </ul>
