@@ -13,15 +13,6 @@ export type SearchOutcome =
   | { ok: true; items: ImageMatch[] }
   | { ok: false; message: string; retryAfter?: number };
 
-/** Image types the board takes (and so searches by). */
-export const IMAGE_TYPES = "image/jpeg,image/png,image/gif,image/webp,image/avif";
-
-/** The first image file among `files`, if any. */
-export function firstImage(files: Iterable<File> | null | undefined): File | null {
-  for (const file of files ?? []) if (file.type.startsWith("image/")) return file;
-  return null;
-}
-
 /** Searches the board for images that look like `file`, at most `maxDistance` bits apart. */
 export async function searchByImage(file: File, maxDistance?: number): Promise<SearchOutcome> {
   const form = new FormData();

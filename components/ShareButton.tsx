@@ -1,5 +1,8 @@
 import { useEffect, useState } from "preact/hooks";
-import { type Shareable, shareImage, shareSupport } from "../client/share.ts";
+import type { Shareable } from "../client/share.ts";
+
+/** Whether the browser has a share sheet at all (client/share.ts tells files from links). */
+const canShare = () => typeof navigator.share === "function";
 
 /**
  * "Share": the phone's share sheet with the original file (client/share.ts), or its link where
@@ -15,13 +18,14 @@ export function ShareButton({ item, class: className, label }: {
   const [available, setAvailable] = useState(false);
   const [status, setStatus] = useState("");
   useEffect(() => {
-    setAvailable(shareSupport(new File([], item.name, { type: item.type })) !== "none");
-  }, [item.name, item.type]);
+    setAvailable(canShare());
+  }, []);
   if (!available) return null;
   const share = async () => {
     setStatus("");
     try {
-      await shareImage(item);
+      // Loaded on first use (the library page's JavaScript budget, routes/mod_test.ts).
+      await (await import("../client/share.ts")).shareImage(item);
     } catch {
       setStatus("Could not share");
     }

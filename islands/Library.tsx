@@ -7,7 +7,6 @@ import { directPath } from "../lib/sharing/links.ts";
 import { useCopier } from "../components/CopyFeedback.tsx";
 import { ShareButton } from "../components/ShareButton.tsx";
 import { useImageSearch } from "../components/ImageSearch.tsx";
-import { rememberResults } from "../client/results.ts";
 
 /** What a card needs of an image (the server sends only this, to keep the page small). */
 export type Card = Pick<
@@ -50,7 +49,11 @@ export default function Library(
   const searching = tags.length > 0 || q !== "";
   const imageSearch = useImageSearch();
   // The image pages opened from here offer the previous and next of this list (PrevNext).
-  useEffect(() => rememberResults({ kind: "library", tags, q }, items, cursor), [items, cursor]);
+  useEffect(() => {
+    import("../client/results.ts").then((r) =>
+      r.rememberResults({ kind: "library", tags, q }, items, cursor)
+    );
+  }, [items, cursor]);
 
   /** The next page of this search, after `from`. */
   const loadMore = async (from: string) => {

@@ -102,7 +102,10 @@ export async function buildAssets(opts: BuildOptions = {}): Promise<Manifest> {
     else if (entry.endsWith("client/sw_register.ts")) manifest.register = url(outPath);
     else {
       const name = ISLAND_FILE.exec(entry.slice(entry.lastIndexOf("/") + 1))?.[1];
-      if (name) manifest.islands[name] = url(outPath);
+      // A module loaded by dynamic import is an entry too: only islands/ are islands.
+      if (name && names.includes(name) && entry.includes("islands/")) {
+        manifest.islands[name] = url(outPath);
+      }
     }
   }
   manifest.files = await copyStaticFiles(`${root}/static`, staticDir);
