@@ -21,6 +21,7 @@ const BENCHES: [string, string][] = [
   ["b10", "bench/b10_text.ts"],
   ["b11", "bench/b11_similar.ts"],
   ["b12", "bench/b12_tags.ts"],
+  ["b15", "bench/b15_lighthouse.ts"],
 ];
 /**
  * No benchmark may run longer than this. Four minutes cut B11 off on a machine half as fast as
