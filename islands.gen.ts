@@ -11,6 +11,8 @@ import InviteForm from "./islands/InviteForm.tsx";
 import Library from "./islands/Library.tsx";
 import LoginForm from "./islands/LoginForm.tsx";
 import MePage from "./islands/MePage.tsx";
+import OfflineLibrary from "./islands/OfflineLibrary.tsx";
+import PrevNext from "./islands/PrevNext.tsx";
 import SimilarImages from "./islands/SimilarImages.tsx";
 import TagBrowser from "./islands/TagBrowser.tsx";
 import Uploader from "./islands/Uploader.tsx";
@@ -27,6 +29,8 @@ export const islands: Record<string, IslandComponent> = {
   Library,
   LoginForm,
   MePage,
+  OfflineLibrary,
+  PrevNext,
   SimilarImages,
   TagBrowser,
   Uploader,

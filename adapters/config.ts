@@ -102,6 +102,10 @@ const schema = z.object({
     z.url().optional(),
   ),
   MAX_UPLOAD_BYTES: int(1).default(20_971_520),
+  // Search by image (POST /images/search-by-image): its own size cap, and how many searches one
+  // address may make a minute (api/search_by_image.ts); it is public and decodes an image.
+  MAX_QUERY_IMAGE_BYTES: int(1).default(10_485_760),
+  QUERY_IMAGES_PER_MINUTE: int(1, 100_000).default(30),
   MAX_IMAGE_PIXELS: int(1).default(50_000_000),
   THUMBNAIL_WORKERS: int(1, 64).default(coresButOne),
   CAPTION_WORKERS: int(1, 16).default(defaultCaptionWorkers),

@@ -3,7 +3,7 @@
  * and every route added later) answer 413 `{"code":"body_too_large"}` above MAX_BODY_BYTES,
  * before they are read: a Content-Length over the cap is refused at once, and a body without one
  * is cut off as soon as it passes the cap. An upload (POST /images) has its own, larger cap
- * (MAX_UPLOAD_BYTES, api/upload_body.ts).
+ * (MAX_UPLOAD_BYTES, api/upload_body.ts), and so has a search by image (MAX_QUERY_IMAGE_BYTES).
  */
 import type { MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
@@ -23,6 +23,8 @@ const capped = bodyLimit({
   },
 });
 
-/** Caps the body of every request except an upload; register it before the routes. */
+/** Caps the body of every request except an upload's and a search by image's; register it first. */
 export const capBodies: MiddlewareHandler = (c, next) =>
-  c.req.method === "POST" && /\/images$/.test(c.req.path) ? next() : capped(c, next);
+  c.req.method === "POST" && /\/images(\/search-by-image)?$/.test(c.req.path)
+    ? next()
+    : capped(c, next);

@@ -5,6 +5,7 @@ import { captionRoutes } from "./captions.ts";
 import { capBodies } from "./body_limit.ts";
 import { imageWriteRoutes } from "./image_writes.ts";
 import { createReadApi } from "./read_api.ts";
+import { searchByImageRoutes } from "./search_by_image.ts";
 import { mergeRoutes } from "./similar.ts";
 import { tagRuleWriteRoutes } from "./tag_rule_writes.ts";
 import { meRoutes } from "./me.ts";
@@ -21,6 +22,7 @@ export function createApiApp(services: Services) {
   api.route("/", imageWriteRoutes(services, read));
   api.route("/", captionRoutes(services, read));
   api.route("/", mergeRoutes(services, read));
+  api.route("/", searchByImageRoutes(services));
   api.route("/", tagRuleWriteRoutes(services));
   api.route("/", meRoutes(services));
   api.route("/", favoriteRoutes(services));

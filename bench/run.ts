@@ -24,6 +24,7 @@ const BENCHES: [string, string][] = [
   ["b11", "bench/b11_similar.ts"],
   ["b12", "bench/b12_tags.ts"],
   ["b13", "bench/b13_login_burst.ts"],
+  ["b15", "bench/b15_lighthouse.ts"],
 ];
 /**
  * No benchmark may run longer than this. Four minutes cut B11 off on a machine half as fast as

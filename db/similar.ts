@@ -124,6 +124,22 @@ export async function listSimilarImages(
 }
 
 /**
+ * The images within `distance` of the hash `phash` (of an image that is not on the board), nearest
+ * first, with their tags: search by image. One round trip.
+ */
+export async function listImagesNearHash(
+  sql: Sql,
+  phash: bigint,
+  distance: number,
+  limit: number,
+): Promise<{ image: ImageWithTags; distance: number }[]> {
+  const rows = await searchQuery(sql, phash, null, distance, limit, true) as unknown as (
+    ImageWithTags & { distance: number }
+  )[];
+  return rows.map(({ distance, ...image }) => ({ image, distance }));
+}
+
+/**
  * Stores an image's hash (unless it has one) and records its pairs within `distance` for the
  * duplicates view; returns its nearest `limit` near-duplicates. One statement, run again if it
  * deadlocks: each pair locks its two images shared as it goes in (migration 015), so two images

@@ -72,6 +72,11 @@ export const ERRORS = {
   tag_not_found: { status: 404, body: "coded" },
   name_is_alias: { status: 422, body: "coded" },
   not_implemented: { status: 501, body: "detail" },
+  /**
+   * A public route's per-address limit (adapters/http/rate_limit.ts); the error carries its
+   * `Retry-After` and `retry_after`.
+   */
+  rate_limited: { status: 429, body: "coded" },
   /** Admission control refused an upload (api/upload_gate.ts). */
   busy: { status: 503, body: "coded", headers: { "Retry-After": "2" } },
   /** One address has its share of the costly reads in flight (adapters/http/read_gate.ts). */

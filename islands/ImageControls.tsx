@@ -6,6 +6,7 @@ import type { ImageDto, TagDto } from "../domain/types.ts";
 import { altText, libraryHref, parseTagList } from "../client/ui.ts";
 import { htmlOf, markdownOf } from "../domain/share_links.ts";
 import { useCopier } from "../components/CopyFeedback.tsx";
+import { ShareButton } from "../components/ShareButton.tsx";
 
 /** The addresses the copy buttons use (absolute, on the public origin) and the image's path. */
 export interface ShareProps {
@@ -61,6 +62,14 @@ export default function ImageControls({ image, share }: { image: ImageDto; share
         : <p class="muted">No tags.</p>}
       <h2 class="visually-hidden">Share</h2>
       <div class="actions share">
+        <ShareButton
+          item={{
+            path: share.directPath,
+            name: share.directPath.slice(1),
+            type: image.content_type,
+            link: share.direct,
+          }}
+        />
         <button type="button" onClick={() => copyImage(share.directPath, share.direct, gif)}>
           Copy image
         </button>

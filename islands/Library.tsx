@@ -6,6 +6,8 @@ import type { ImageDto, ImagePage } from "../domain/types.ts";
 import { altText, libraryHref } from "../client/ui.ts";
 import { directPath } from "../domain/share_links.ts";
 import { useCopier } from "../components/CopyFeedback.tsx";
+import { ShareButton } from "../components/ShareButton.tsx";
+import { useImageSearch } from "../components/ImageSearch.tsx";
 
 /** What a card needs of an image (the server sends only this, to keep the page small). */
 export type Card = Pick<
@@ -53,6 +55,13 @@ export default function Library(
   const copyLink = (card: Card) =>
     copy("link", (publicBaseUrl ?? location.origin) + directPath(card));
   const searching = tags.length > 0 || q !== "" || uploader !== "";
+  const imageSearch = useImageSearch();
+  // The image pages opened from here offer the previous and next of this list (PrevNext).
+  useEffect(() => {
+    import("../client/results.ts").then((r) =>
+      r.rememberResults({ kind: "library", tags, q }, items, cursor)
+    );
+  }, [items, cursor]);
 
   // Stars for signed-in people: which of the shown images are their favourites.
   useEffect(() => {
@@ -124,7 +133,15 @@ export default function Library(
         /* A plain GET form: the server tells tags from words and answers with the canonical
           address (routes/index.tsx), with or without scripts. */
       }
-      <form class="filter" action="/" method="get" role="search">
+      <form
+        class="filter"
+        action="/"
+        method="get"
+        role="search"
+        onPaste={imageSearch.onPaste}
+        onDrop={imageSearch.onDrop}
+        onDragOver={imageSearch.onDragOver}
+      >
         <label for="tag-filter">
           Search tags and the words on images (<code>-tag</code> excludes) <kbd>/</kbd>
         </label>
@@ -137,9 +154,11 @@ export default function Library(
           placeholder="cat, surprised, this is fine"
         />
         <button type="submit">Search</button>
+        {imageSearch.button}
         {searching && <a href="/">Clear</a>}
         <a href="/tags">Browse tags</a>
       </form>
+      {imageSearch.results}
       {items.length === 0 && !busy && (
         <p class="empty">
           {searching ? `Nothing found for ${described}.` : "No images yet."}{" "}
@@ -179,6 +198,16 @@ export default function Library(
                 onChange={(on) => setFavs((old) => ({ ...old, [image.short_id]: on }))}
               />
             )}
+            <ShareButton
+              class="card-share"
+              label={`Share ${altText(image)}`}
+              item={{
+                path: directPath(image),
+                name: directPath(image).slice(1),
+                type: image.content_type,
+                link: (publicBaseUrl ?? "") + directPath(image),
+              }}
+            />
           </li>
         ))}
       </ul>

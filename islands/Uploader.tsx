@@ -2,8 +2,23 @@ import { useEffect, useRef, useState } from "preact/hooks";
 import { type Caption, LiveCaption } from "../components/CaptionText.tsx";
 import { LooksLike } from "../components/LooksLike.tsx";
 import { TagInput } from "../components/TagInput.tsx";
-import { readToken, uploadImage, type UploadResult } from "../client/api_client.ts";
+import {
+  ApiError,
+  readToken,
+  sendJson,
+  uploadImage,
+  type UploadResult,
+} from "../client/api_client.ts";
 import { formatBytes, loginHref, parseTagList } from "../client/ui.ts";
+import { searchByImage } from "../client/search_by_image.ts";
+import { SharedFiles, useSharedFiles } from "../components/SharedFiles.tsx";
+import type { ImageDto } from "../domain/types.ts";
+
+/**
+ * How near an image on the board must be for a file to be held back before it is sent: the
+ * distance of near-duplicates (domain/similar.ts DEFAULT_DISTANCE).
+ */
+const ALREADY_HERE_DISTANCE = 8;
 
 const ACCEPT = "image/jpeg,image/png,image/gif,image/webp,image/avif";
 const PARALLEL = 2;
@@ -13,7 +28,11 @@ interface Item {
   name: string;
   size: number;
   progress: number;
-  state: "queued" | "uploading" | "done" | "failed";
+  state: "queued" | "checking" | "matched" | "uploading" | "done" | "failed";
+  /** The image on the board this file looks like, found before sending it. */
+  match?: ImageDto;
+  /** The tags the held file would have been given. */
+  heldTags?: string[];
   message?: string;
   shortId?: string;
   /** Near-duplicates were found (issue 22): the row offers "Looks like". */
@@ -51,13 +70,37 @@ export function describeUpload({ status, body }: UploadResult): Pick<Item, "stat
   return { state: "failed", message: detail || `Failed (HTTP ${status})` };
 }
 
-/** Upload several images by drop, picker or paste; one request per file with progress. */
+/**
+ * The image on the board that `file` looks like, unless it is the very same content: that is sent
+ * as before, and the server adds the batch's tags to the image it has ("Already here").
+ */
+async function findOnBoard(file: File): Promise<ImageDto | undefined> {
+  const found = await searchByImage(file, ALREADY_HERE_DISTANCE);
+  if (!found.ok || found.items.length === 0) return undefined;
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", await file.arrayBuffer()));
+  const hex = [...digest].map((b) => b.toString(16).padStart(2, "0")).join("");
+  return found.items.some((m) => m.image.hash === hex) ? undefined : found.items[0].image;
+}
+
+/** A file waiting to be sent; `checked` once it was searched for on the board (or need not be). */
+interface Job {
+  key: number;
+  file: File;
+  tags: string[];
+  checked?: boolean;
+}
+
+/**
+ * Upload several images by drop, picker, paste or a share from another app; one request per file
+ * with progress. Each file is first searched for on the board (search by image): when the board
+ * already has it, the row offers to open it or add the tags to it instead, or to upload anyway.
+ */
 export default function Uploader() {
   const [ready, setReady] = useState(false);
   const [tags, setTags] = useState("");
   const [items, setItems] = useState<Item[]>([]);
   const [over, setOver] = useState(false);
-  const queue = useRef<{ key: number; file: File; tags: string[] }[]>([]);
+  const queue = useRef<Job[]>([]);
   const running = useRef(0);
   const nextKey = useRef(0);
   const tagsRef = useRef(tags);
@@ -66,10 +109,24 @@ export default function Uploader() {
   const update = (key: number, patch: Partial<Item>) =>
     setItems((all) => all.map((it) => it.key === key ? { ...it, ...patch } : it));
 
+  const held = useRef(new Map<number, Job>());
   const pump = () => {
     while (running.current < PARALLEL && queue.current.length) {
       const job = queue.current.shift()!;
       running.current++;
+      if (!job.checked) {
+        update(job.key, { state: "checking" });
+        findOnBoard(job.file).then((match) => {
+          running.current--;
+          // Advisory: a refused or failed search (429 included) lets the file go.
+          if (match) {
+            held.current.set(job.key, job);
+            update(job.key, { state: "matched", match, heldTags: job.tags });
+          } else queue.current.unshift({ ...job, checked: true });
+          pump();
+        });
+        continue;
+      }
       update(job.key, { state: "uploading" });
       uploadImage(job.file, job.tags, (p) => update(job.key, { progress: p })).then((res) => {
         const id = typeof res.body?.short_id === "string" ? res.body.short_id : undefined;
@@ -87,8 +144,36 @@ export default function Uploader() {
     }
   };
 
-  const add = (files: Iterable<File>) => {
-    const batchTags = parseTagList(tagsRef.current);
+  /** The held file `key` is sent after all. */
+  const uploadAnyway = (key: number) => {
+    const job = held.current.get(key);
+    if (!job) return;
+    held.current.delete(key);
+    queue.current.push({ ...job, checked: true });
+    update(key, { state: "queued", match: undefined });
+    pump();
+  };
+  /** The held file's tags go to the image the board has; the file is not sent. */
+  const tagInstead = async (key: number, match: ImageDto) => {
+    const job = held.current.get(key);
+    if (!job) return;
+    try {
+      await sendJson("PATCH", `/api/v1/images/${encodeURIComponent(match.short_id)}/tags`, {
+        add: job.tags,
+      });
+      held.current.delete(key);
+      update(key, {
+        state: "done",
+        message: `Tags added to ${match.short_id}`,
+        resolved: { href: `/i/${match.short_id}` },
+      });
+    } catch (err) {
+      update(key, { message: err instanceof ApiError ? err.message : "Network error, try again" });
+    }
+  };
+
+  const add = (files: Iterable<File>, tagText = tagsRef.current) => {
+    const batchTags = parseTagList(tagText);
     const added: Item[] = [];
     for (const file of files) {
       const key = nextKey.current++;
@@ -106,8 +191,14 @@ export default function Uploader() {
     setTimeout(pump);
   };
 
+  const shared = useSharedFiles(ready);
   useEffect(() => {
-    if (!readToken()) return location.replace(loginHref("/upload"));
+    if (shared.tags) setTags(shared.tags);
+  }, [shared.tags]);
+
+  useEffect(() => {
+    // A share waits in the service worker's inbox while the person signs in (?shared=1 kept).
+    if (!readToken()) return location.replace(loginHref(location.pathname + location.search));
     setReady(true);
     const onPaste = (e: ClipboardEvent) => {
       const files = [...(e.clipboardData?.files ?? [])].filter((f) => f.type.startsWith("image/"));
@@ -120,6 +211,7 @@ export default function Uploader() {
   if (!ready) return <p class="muted">Checking sign-in…</p>;
   return (
     <div class="uploader">
+      <SharedFiles state={shared} onSend={(files) => add(files, tagsRef.current)} />
       <label for="upload-tags">Tags for this batch (comma-separated)</label>
       <TagInput id="upload-tags" value={tags} onValue={setTags} placeholder="cat, surprised" />
       <label
@@ -148,8 +240,12 @@ export default function Uploader() {
             <span class="result">
               {it.state === "queued"
                 ? "Waiting"
+                : it.state === "checking"
+                ? "Checking the board…"
                 : it.state === "uploading"
                 ? "Uploading…"
+                : it.state === "matched"
+                ? "The board already has this image"
                 : it.message}
               {it.shortId && !it.resolved && (
                 <>
@@ -164,6 +260,15 @@ export default function Uploader() {
                 </>
               )}
             </span>
+            {it.state === "matched" && it.match && (
+              <AlreadyHere
+                match={it.match}
+                tags={it.heldTags ?? []}
+                onUpload={() => uploadAnyway(it.key)}
+                onTag={() => tagInstead(it.key, it.match!)}
+                message={it.message}
+              />
+            )}
             {it.caption && it.shortId && !it.resolved && (
               <LiveCaption shortId={it.shortId} initial={it.caption} />
             )}
@@ -176,6 +281,28 @@ export default function Uploader() {
           </li>
         ))}
       </ul>
+    </div>
+  );
+}
+
+/** A held file's row: the image the board has, with what to do instead of uploading. */
+function AlreadyHere({ match, tags, onUpload, onTag, message }: {
+  match: ImageDto;
+  tags: string[];
+  onUpload: () => void;
+  onTag: () => void;
+  message?: string;
+}) {
+  return (
+    <div class="looks-like already-here">
+      <a href={`/i/${match.short_id}`}>
+        <img src={match.thumbnail_url} alt={`Image ${match.short_id}`} width={64} height={64} />
+        Open it
+      </a>
+      {tags.length > 0 && <button type="button" onClick={onTag}>Add {tags.join(", ")} to it
+      </button>}
+      <button type="button" onClick={onUpload}>Upload anyway</button>
+      {message && <span class="status">{message}</span>}
     </div>
   );
 }

@@ -5,6 +5,7 @@ import { Layout } from "./_layout.tsx";
 import { ByteCache } from "../adapters/http/mod.ts";
 import { type HeadTag, loadManifest, type Manifest, renderPage } from "../adapters/islands/mod.ts";
 import type { ReadModel } from "../domain/types.ts";
+import { DEFAULT_DESCRIPTION, webAppHead } from "./web_app.ts";
 
 /** Headers of every page: scripts only from this origin, images also from a CDN (https:). */
 export const PAGE_HEADERS: Record<string, string> = {
@@ -19,6 +20,9 @@ export const PAGE_HEADERS: Record<string, string> = {
     "base-uri 'self'",
     "form-action 'self'",
     "object-src 'none'",
+    // The service worker (/sw.js) and the web app manifest: this origin only (routes/web_app.ts).
+    "worker-src 'self'",
+    "manifest-src 'self'",
   ].join("; "),
   "X-Content-Type-Options": "nosniff",
   "Referrer-Policy": "strict-origin-when-cross-origin",
@@ -46,6 +50,8 @@ export interface RenderOptions {
   path?: string;
   /** More `<head>` elements: the link-preview tags of an image page. */
   head?: HeadTag[];
+  /** The page's meta description (default DEFAULT_DESCRIPTION of routes/web_app.ts). */
+  description?: string;
 }
 
 /**
@@ -92,7 +98,11 @@ export function createRenderer(opts: RendererOptions): Render {
   const memoIds = new WeakMap<object, number>();
   let nextMemoId = 0;
   const encoder = new TextEncoder();
-  return (c, body, { title, status = 200, authNav = true, memo, path: given, head }) => {
+  return (
+    c,
+    body,
+    { title, status = 200, authNav = true, memo, path: given, head, description },
+  ) => {
     const url = new URL(c.req.url);
     const path = given ?? url.pathname + url.search;
     let key: string | null = null;
@@ -103,6 +113,7 @@ export function createRenderer(opts: RendererOptions): Render {
     }
     let html = key === null ? undefined : pages.get(key);
     if (html === undefined) {
+      const manifest = fixed ?? loadManifest(opts.assetsDir);
       html = encoder.encode(
         renderPage(
           <Layout path={path} authNav={authNav} docs={opts.docsEnabled}>
@@ -110,9 +121,10 @@ export function createRenderer(opts: RendererOptions): Render {
           </Layout>,
           {
             title: `${title} · Reactions`,
-            manifest: fixed ?? loadManifest(opts.assetsDir),
+            manifest,
             status,
-            head,
+            head: [...webAppHead(manifest), ...(head ?? [])],
+            description: description ?? DEFAULT_DESCRIPTION,
           },
         ).html,
       );

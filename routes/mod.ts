@@ -11,12 +11,14 @@ import { notFoundPage, problemPage } from "./_404.tsx";
 import * as detail from "./i/[short_id].tsx";
 import * as library from "./index.tsx";
 import * as login from "./login.tsx";
+import * as offline from "./offline.tsx";
 import * as tags from "./tags.tsx";
 import * as upload from "./upload.tsx";
 import * as me from "./me.tsx";
 import * as admin from "./admin.tsx";
 import * as favorites from "./favorites.tsx";
 import * as invite from "./invite/[code].tsx";
+import { webAppRoutes } from "./web_app.ts";
 
 /** What the pages need. */
 export interface PagesDeps {
@@ -59,6 +61,8 @@ export function createPagesApp(deps: PagesDeps): Hono {
   app.get("/admin", (c) => admin.handler(c, ctx));
   app.get("/favorites", (c) => favorites.handler(c, ctx));
   app.get("/invite/:code", (c) => invite.handler(c, ctx));
+  app.get("/offline", (c) => offline.handler(c, ctx));
+  webAppRoutes(app, deps);
   const notFound = (c: Context) => notFoundPage(c, ctx);
   // Unknown /api/ paths fall through to the API's own JSON not-found answer.
   app.all("*", (c, next) => c.req.path.startsWith("/api/") ? next() : notFound(c));

@@ -53,6 +53,7 @@ const EXPECTED: Record<ErrorCode, [number, Record<string, unknown> | null]> = {
   tag_not_found: [404, { code: "tag_not_found", detail: "why", n: 1 }],
   name_is_alias: [422, { code: "name_is_alias", detail: "why", n: 1 }],
   not_implemented: [501, { detail: "why" }],
+  rate_limited: [429, { code: "rate_limited", detail: "why", n: 1 }],
   busy: [503, { code: "busy", detail: "why", n: 1 }],
   thumbnails_busy: [503, { detail: "why" }],
   too_many_reads: [429, { code: "too_many_reads", detail: "why", n: 1 }],

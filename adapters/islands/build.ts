@@ -58,6 +58,7 @@ export async function buildAssets(opts: BuildOptions = {}): Promise<Manifest> {
   const entryPoints = [
     { in: `${root}/adapters/islands/boot.ts`, out: "boot" },
     { in: `${root}/static/app.css`, out: "app" },
+    { in: `${root}/client/sw_register.ts`, out: "sw_register" },
     ...names.map((n) => ({ in: `${root}/islands/${n}.tsx`, out: n })),
   ];
   let result: esbuild.BuildResult<{ metafile: true }>;
@@ -98,15 +99,42 @@ export async function buildAssets(opts: BuildOptions = {}): Promise<Manifest> {
     if (!entry) continue;
     if (entry.endsWith("adapters/islands/boot.ts")) manifest.boot = url(outPath);
     else if (entry.endsWith("static/app.css")) manifest.css = url(outPath);
+    else if (entry.endsWith("client/sw_register.ts")) manifest.register = url(outPath);
     else {
       const name = ISLAND_FILE.exec(entry.slice(entry.lastIndexOf("/") + 1))?.[1];
-      if (name) manifest.islands[name] = url(outPath);
+      // A module loaded by dynamic import is an entry too: only islands/ are islands.
+      if (name && names.includes(name) && entry.includes("islands/")) {
+        manifest.islands[name] = url(outPath);
+      }
     }
   }
   manifest.files = await copyStaticFiles(`${root}/static`, staticDir);
   if (!opts.dev) await gzipAll(staticDir);
-  await Deno.writeTextFile(`${outDir}/manifest.json`, JSON.stringify(manifest, null, 2) + "\n");
+  const manifestText = JSON.stringify(manifest, null, 2) + "\n";
+  await Deno.writeTextFile(`${outDir}/sw.js`, await serviceWorker(root, manifest, manifestText));
+  await Deno.writeTextFile(`${outDir}/manifest.json`, manifestText);
   return manifest;
+}
+
+/**
+ * The service worker served at `/sw.js`: `static/sw.js` after a line naming this build's version
+ * and the hashed files it precaches. A new build changes its bytes, which is what makes browsers
+ * install the new worker (tests/browser/phone_test.ts).
+ */
+async function serviceWorker(root: string, manifest: Manifest, manifestText: string) {
+  const source = await Deno.readTextFile(`${root}/static/sw.js`);
+  const digest = new Uint8Array(
+    await crypto.subtle.digest("SHA-256", new TextEncoder().encode(manifestText + source)),
+  );
+  const version = [...digest.slice(0, 6)].map((b) => b.toString(16).padStart(2, "0")).join("");
+  const precache = [
+    manifest.boot,
+    manifest.css,
+    ...Object.values(manifest.islands),
+    ...Object.keys(manifest.imports).flatMap((u) => [u, ...manifest.imports[u]]),
+    ...Object.values(manifest.files),
+  ].filter((u, i, all) => u && all.indexOf(u) === i);
+  return `const BUILD = ${JSON.stringify({ version, precache })};\n${source}`;
 }
 
 /** Copies `static/*` other than CSS (bundled above) under content-hashed names. */
@@ -114,6 +142,7 @@ async function copyStaticFiles(from: string, to: string): Promise<Record<string,
   const files: Record<string, string> = {};
   for (const entry of Deno.readDirSync(from)) {
     if (!entry.isFile || entry.name.endsWith(".css") || entry.name.startsWith(".")) continue;
+    if (entry.name === "sw.js") continue; // served unhashed at /sw.js (serviceWorker())
     const bytes = await Deno.readFile(`${from}/${entry.name}`);
     const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
     const hash = [...digest.slice(0, 4)].map((b) => b.toString(16).padStart(2, "0")).join("");

@@ -10,6 +10,8 @@ export interface Manifest {
   islands: Record<string, string>;
   /** Module URL → URLs it imports statically (for `modulepreload`). */
   imports: Record<string, string[]>;
+  /** URL of the module that registers the service worker (client/sw_register.ts). */
+  register?: string;
   /** Other files from `static/` (icons) by source name → hashed URL. */
   files: Record<string, string>;
 }

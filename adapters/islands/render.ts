@@ -127,6 +127,10 @@ export function renderPage(body: VNode, opts: PageOptions): RenderedPage {
       head.push(`<link rel="modulepreload" href="${escapeHtml(url)}">`);
     }
     head.push(`<script type="module" src="${escapeHtml(manifest.boot)}"></script>`);
+    // The service worker's registration: pages that ship no JavaScript (not found) need none.
+    if (manifest.register) {
+      head.push(`<script type="module" src="${escapeHtml(manifest.register)}"></script>`);
+    }
   }
   const html = `<!DOCTYPE html><html lang="en"><head>${head.join("")}</head>` +
     `<body>${bodyHtml}</body></html>`;

@@ -81,6 +81,8 @@ Deno.test("after an upload, 'Looks like' shows the near-duplicate and merges the
     { name: "repost.jpg", mimeType: "image/jpeg", buffer: Buffer.from(variant("jpeg q30")) },
   ]);
   const row = p.locator(".uploads li").first();
+  // The upload page holds a near-duplicate back before sending it (issue 44): send it anyway.
+  await row.getByRole("button", { name: "Upload anyway" }).click();
   await row.locator(".looks-like").waitFor();
   assert.match(await row.locator(".looks-like").innerText(), /Looks like/);
   const thumb = row.locator(`.looks-like a[href="/i/${original}"] img`);
@@ -107,6 +109,7 @@ Deno.test("'Delete the new one' removes the fresh upload", async () => {
     { name: "again.webp", mimeType: "image/webp", buffer: Buffer.from(variant("webp")) },
   ]);
   const row = p.locator(".uploads li").first();
+  await row.getByRole("button", { name: "Upload anyway" }).click();
   await row.locator(".looks-like").waitFor();
   const href = await row.locator("a", { hasText: "View" }).getAttribute("href");
   await row.getByRole("button", { name: "Delete the new one" }).click();
