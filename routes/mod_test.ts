@@ -159,9 +159,10 @@ Deno.test("a failing read model gives an HTML error page, a bad cursor a 400", a
   assert.equal(bad.res.status, 400);
 });
 
-// 15 KB until issue 44's Share button, search by image and list for prev/next (their heavier
-// parts load on first use: components/ImageSearchPanel.tsx, client/share.ts, client/results.ts).
-Deno.test("the library page ships at most 16 KB of gzipped JavaScript", async () => {
+// 15 KB until issue 44's Share button, search by image and list for prev/next and issue 42's star
+// (their heavier parts load on first use: components/ImageSearchPanel.tsx, client/share.ts,
+// client/results.ts, components/Star.tsx).
+Deno.test("the library page ships at most 17 KB of gzipped JavaScript", async () => {
   const { html } = await get("/");
   const urls = [
     ...html.matchAll(/<(?:script type="module" src|link rel="modulepreload" href)="([^"]+)"/g),
@@ -171,7 +172,7 @@ Deno.test("the library page ships at most 16 KB of gzipped JavaScript", async ()
   let total = 0;
   for (const url of urls) total += (await Deno.stat(`${assetsDir}/static/${url.slice(9)}.gz`)).size;
   console.log(`library page JavaScript: ${urls.length} files, ${total} bytes gzipped`);
-  assert.ok(total <= 16 * 1024, `${total} bytes`);
+  assert.ok(total <= 17 * 1024, `${total} bytes`);
 });
 
 Deno.test("the library renders a page object shared between requests once per page", async () => {
