@@ -3,7 +3,7 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { forField } from "../domain/errors.ts";
 import type { Services } from "../services/deps.ts";
 import { isShortId } from "../domain/short_id.ts";
-import { MAX_TEXT_CHARS, normaliseText } from "../domain/caption_text.ts";
+import { MAX_TEXT_CHARS, normalizeCaption } from "../domain/caption_text.ts";
 import type { ReadModel } from "../domain/types.ts";
 import { clearCaption, writeCaption } from "../services/captions/edit.ts";
 import { json, notFound } from "./images.ts";
@@ -51,7 +51,7 @@ export function captionRoutes(services: Services, read: ReadModel) {
         services,
         read,
         id,
-        forField("text", "caption_text_invalid", () => normaliseText(text)),
+        forField("text", "caption_text_invalid", () => normalizeCaption(text)),
       );
       if (!image) throw notFound();
       return c.json(image, 200);

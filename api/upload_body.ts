@@ -11,7 +11,7 @@ import { yieldIfBusy } from "../adapters/event_loop.ts";
 import { multipartBoundary, MultipartParser } from "../adapters/http/multipart.ts";
 import { isShortId } from "../domain/short_id.ts";
 import type { TextSource } from "../db/caption_words.ts";
-import { normaliseText } from "../domain/caption_text.ts";
+import { normalizeCaption } from "../domain/caption_text.ts";
 import { parseTagList } from "../domain/tag_names.ts";
 
 /** Room for multipart framing and the other fields, on top of the file's own limit. */
@@ -93,7 +93,7 @@ function captionField(parts: { name: string; data: Uint8Array }[]): UploadForm["
     return null;
   }
   const text = new TextDecoder().decode(raw[0].data);
-  const normalised = forField("text", "caption_text_invalid", () => normaliseText(text));
+  const normalised = forField("text", "caption_text_invalid", () => normalizeCaption(text));
   return { text: normalised, source: source ?? "manual" };
 }
 

@@ -35,7 +35,7 @@ export class CaptionTextError extends AppError {
  * A caption as stored: NFC, control characters other than line breaks removed, each line's
  * whitespace collapsed, trimmed; CaptionTextError when longer than MAX_TEXT_CHARS.
  */
-export function normaliseText(text: string): string {
+export function normalizeCaption(text: string): string {
   const lines = text.normalize("NFC").replace(/\r\n?/g, "\n").split("\n")
     // deno-lint-ignore no-control-regex
     .map((line) => line.replace(/[\u0000-\u001f\u007f]/g, " ").replace(/\s+/g, " ").trim());

@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import postgres from "postgres";
 import { searchImagesByText, setImageText, type TextCursor } from "../db/captions.ts";
 import { replaceWords } from "../db/caption_words.ts";
-import { recogniseImage, RECOGNITION_QUEUE } from "../services/captions/recognition.ts";
+import { recognizeImage, RECOGNITION_QUEUE } from "../services/captions/recognition.ts";
 import { SIMILARITY_THRESHOLD } from "../domain/caption_text.ts";
 import type { ImageDto, ImagePage } from "../domain/types.ts";
 import { startService } from "./_harness/app.ts";
@@ -133,7 +133,7 @@ Deno.test("a person's text is kept; recognition never overwrites it", async () =
   assert.equal(patched.text_source, "manual");
   printed = "SOMETHING ELSE";
   const before = reads;
-  await recogniseImage(
+  await recognizeImage(
     { sql: svc.services.sql, store: svc.services.store, log: svc.services.log, reader: read },
     image.short_id,
   );

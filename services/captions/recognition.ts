@@ -12,7 +12,7 @@ import type { Logger } from "../../adapters/log.ts";
 import type { CaptionReading, Services } from "../deps.ts";
 import { originalKey } from "../../domain/storage_keys.ts";
 import { type ObjectStore, readAll } from "../../adapters/storage/mod.ts";
-import { normaliseText } from "../../domain/caption_text.ts";
+import { normalizeCaption } from "../../domain/caption_text.ts";
 import type { UploadState } from "../upload/state.ts";
 
 /** The queue of recognition jobs, one per image. */
@@ -103,7 +103,7 @@ export async function queueRecognition(services: Services, shortId: string): Pro
 }
 
 /** Recognises one image's caption and stores it, unless a person wrote one meanwhile. */
-export async function recogniseImage(deps: RecognitionDeps, shortId: string): Promise<void> {
+export async function recognizeImage(deps: RecognitionDeps, shortId: string): Promise<void> {
   const waitUntil = performance.now() + RECOGNITION_YIELD_MS;
   while (deps.busy?.() && performance.now() < waitUntil) {
     await new Promise((r) => setTimeout(r, 50));
@@ -113,7 +113,7 @@ export async function recogniseImage(deps: RecognitionDeps, shortId: string): Pr
   const bytes = await readAll(original.body);
   const started = performance.now();
   const { text } = await (await deps.reader()).read(bytes);
-  const stored = await setImageText(deps.sql, shortId, normaliseText(text), "ocr");
+  const stored = await setImageText(deps.sql, shortId, normalizeCaption(text), "ocr");
   deps.log.debug("caption recognised", {
     short_id: shortId,
     ms: Math.round(performance.now() - started),
@@ -126,7 +126,7 @@ export async function recogniseImage(deps: RecognitionDeps, shortId: string): Pr
 export function recognitionKind(deps: RecognitionDeps): JobKind<{ short_id: string }> {
   return {
     name: RECOGNITION_QUEUE,
-    handler: (job) => recogniseImage(deps, job.data.short_id),
+    handler: (job) => recognizeImage(deps, job.data.short_id),
     retryLimit: 3,
     retryDelaySeconds: 30,
     // A recognition is bounded by the recogniser's own limit; this only frees a dead worker's job.

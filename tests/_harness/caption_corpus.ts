@@ -7,7 +7,7 @@
 import { Buffer } from "node:buffer";
 import { searchImagesByText, setImageText } from "../../db/captions.ts";
 import type { Sql } from "../../db/client.ts";
-import { normaliseText, queryWords } from "../../domain/caption_text.ts";
+import { normalizeCaption, queryWords } from "../../domain/caption_text.ts";
 import sharp, { type Sharp } from "sharp";
 import { rng } from "./similar_corpus.ts";
 
@@ -317,7 +317,7 @@ export async function searchQuality(
     for (const [n, item] of items.entries()) {
       await sql`insert into images (short_id, hash, content_type, size_bytes, width, height)
         values (${ids[n]}, ${`quality-${run}-${n}`}, 'image/jpeg', 1, 1, 1)`;
-      await setImageText(sql, ids[n], normaliseText(item.text), "ocr");
+      await setImageText(sql, ids[n], normalizeCaption(item.text), "ocr");
     }
     const search = (word: string) =>
       searchImagesByText(sql, {
