@@ -3,7 +3,7 @@ import { type Caption, LiveCaption } from "../components/CaptionText.tsx";
 import { LooksLike } from "../components/LooksLike.tsx";
 import { TagInput } from "../components/TagInput.tsx";
 import { readToken, uploadImage, type UploadResult } from "../client/api_client.ts";
-import { formatBytes, loginHref, parseTagList } from "../client/ui.ts";
+import { formatBytes, loginHref, parseTagText } from "../client/ui.ts";
 
 const ACCEPT = "image/jpeg,image/png,image/gif,image/webp,image/avif";
 const PARALLEL = 2;
@@ -88,7 +88,7 @@ export default function Uploader() {
   };
 
   const add = (files: Iterable<File>) => {
-    const batchTags = parseTagList(tagsRef.current);
+    const batchTags = parseTagText(tagsRef.current);
     const added: Item[] = [];
     for (const file of files) {
       const key = nextKey.current++;
