@@ -111,10 +111,11 @@ const NEAR_WALK_COST = 10;
  * search at a cap of 50,000, 2.81-2.93 s and 926 at 400,000, 2.97-3.53 s and 922 uncapped (the
  * most popular word and tag have 447,810 images together). Before the walks stopped probing what
  * they walk, 1,500 such searches: 4.38-4.41 s uncapped, 4.50-4.56 s at 50,000, 4.77-4.85 s at
- * 20,000, 4.76-4.78 s walking.
+ * 20,000, 4.76-4.78 s walking. Not the listings' TAG_MERGE_MAX_RATIO (db/images.ts): a merge of
+ * two tags, whose walk and probes cost otherwise, measured on its own.
  */
-const MERGE_MAX_RATIO = 20;
-const MERGE_MAX_IMAGES = 400_000;
+const WORD_TAG_MERGE_MAX_RATIO = 20;
+const WORD_TAG_MERGE_MAX_IMAGES = 400_000;
 /**
  * What one entry of a merge costs, in the same units (about 0.1 µs: both lists read in image
  * order). A merge is taken only when the word and tag index is not cheaper: a word and a tag that
@@ -140,10 +141,10 @@ const MERGE_ENTRY_COST = 0.03;
  *   one's next entry, then reads the few images left. Cheap when they rarely meet: a walk would
  *   read the rarer driver to the end (two mid-popularity words, or a word and a tag).
  * The exact level has a third way, taken before the other two when a search has tags, its
- * rarest word's and rarest tag's image counts are within MERGE_MAX_RATIO of each other (and
- * MERGE_MAX_IMAGES together), and the index is not cheaper: both lists read in image order at
- * once (a merge join, about 0.1 µs an entry, where a walk's candidate with its probes costs 3-4
- * µs), the other conditions checked on the images both carry.
+ * rarest word's and rarest tag's image counts are within WORD_TAG_MERGE_MAX_RATIO of each other
+ * (and WORD_TAG_MERGE_MAX_IMAGES together), and the index is not cheaper: both lists read in image
+ * order at once (a merge join, about 0.1 µs an entry, where a walk's candidate with its probes
+ * costs 3-4 µs), the other conditions checked on the images both carry.
  * The approximate level is only looked up when the exact one did not fill the page; where both
  * would walk the rarest tag, it checks the images the exact level's walk found not exact instead of
  * walking the tag again. No walk probes what its own entry proves (the walked tag, word or
@@ -353,14 +354,14 @@ function searchStatement({ n, withTags, filtered, method }: SearchShape): Piece 
       : q``;
   /**
    * Whether a level merges its driving word's images (`count`) with the rarest tag's: with tags,
-   * when neither has more than MERGE_MAX_RATIO times the other's images and both together at most
-   * MERGE_MAX_IMAGES.
+   * when neither has more than WORD_TAG_MERGE_MAX_RATIO times the other's images and both together
+   * at most WORD_TAG_MERGE_MAX_IMAGES.
    */
   const merges = (count: Piece) => {
     if (!withTags || (method && method !== "merge")) return q`false`;
     if (method === "merge") return q`true`;
-    const ratio = raw(String(MERGE_MAX_RATIO));
-    const cap = raw(String(MERGE_MAX_IMAGES));
+    const ratio = raw(String(WORD_TAG_MERGE_MAX_RATIO));
+    const cap = raw(String(WORD_TAG_MERGE_MAX_IMAGES));
     return q`greatest(${count}, (select min_count from tagset))
         <= ${ratio} * least(${count}, (select min_count from tagset))
       and ${count} + (select min_count from tagset) <= ${cap}`;

@@ -72,9 +72,10 @@ export async function getImageByHash(sql: Sql, hash: string): Promise<ImageWithT
  * rarest tag and probes each of its images for the others. A merge reads both tags' entries in
  * order (each at most MAX_EXAMINED a page); a probe descends the index for each candidate. The
  * threshold is where the probe's page time at a million images overtook the merge's (B5; figures
- * in bench/RESULTS.md#notes-moved-from-code-comments).
+ * in bench/RESULTS.md#notes-moved-from-code-comments). The caption search's merge of a word with a
+ * tag has its own bound, measured on its own (WORD_TAG_MERGE_MAX_RATIO).
  */
-export const MERGE_MAX_RATIO = 10;
+export const TAG_MERGE_MAX_RATIO = 10;
 
 /**
  * The most rows one page statement returns: the API's largest page (200) and one more, which
@@ -280,7 +281,7 @@ function listingStatement({ tags: shape, examine }: ListingShape): Piece {
         order by d.image_seq desc ${scan})
       ${withResume(clash(q`select id from wanted`), cut(tagWindow(wanted)))}`;
   }
-  const ratio = raw(String(MERGE_MAX_RATIO));
+  const ratio = raw(String(TAG_MERGE_MAX_RATIO));
   // The candidate `d` also carries every tag ranked after `rank`. The IDs come as one array (an
   // init plan, run once), so the plan is costed the same whatever the number of names.
   const carriesRankedAfter = (rank: 1 | 2, column: Piece) => {
