@@ -10,7 +10,7 @@ import { AppError, asAppError, forField } from "../domain/errors.ts";
 import { yieldIfBusy } from "../adapters/event_loop.ts";
 import { multipartBoundary, MultipartParser } from "../adapters/http/multipart.ts";
 import { isShortId } from "../domain/short_id.ts";
-import type { TextSource } from "../db/caption_words.ts";
+import type { CaptionSource } from "../db/caption_words.ts";
 import { normalizeCaption } from "../domain/caption_text.ts";
 import { parseTagList } from "../domain/tag_names.ts";
 
@@ -28,7 +28,7 @@ export interface UploadForm {
   /** A restore's creation date (not in the future), or null for now. */
   createdAt: Date | null;
   /** A restore's caption, or null: recognition writes it. */
-  caption: { text: string; source: TextSource } | null;
+  caption: { text: string; source: CaptionSource } | null;
 }
 
 /** An RFC 3339 date-time with a time zone, as the API writes `created_at`. */
@@ -78,7 +78,7 @@ export function restoreFields(
 }
 
 /**
- * A restore's caption: `text` (normalised, at most MAX_TEXT_CHARS; "" is a caption with no words)
+ * A restore's caption: `text` (normalised, at most MAX_CAPTION_CHARS; "" is a caption with no words)
  * and `text_source` (`ocr` or `manual`, the default). Absent `text`: null.
  */
 function captionField(parts: { name: string; data: Uint8Array }[]): UploadForm["caption"] {

@@ -11,19 +11,19 @@ import { replaceWords } from "./caption_words.ts";
 import { SIMILARITY_THRESHOLD } from "../domain/caption_text.ts";
 import { type Piece, q, raw, Slot, StatementCache, viaSql } from "./template.ts";
 
-export type { TextSource } from "./caption_words.ts";
-import type { TextSource } from "./caption_words.ts";
+export type { CaptionSource } from "./caption_words.ts";
+import type { CaptionSource } from "./caption_words.ts";
 
 /**
  * Sets the caption of the image with this short ID and its words, in one transaction. Recognition
  * (`source` "ocr") leaves a person's text alone. Returns false when nothing was written (no such
  * image, or a person's text kept).
  */
-export async function setImageText(
+export async function setImageCaption(
   sql: Sql,
   shortId: string,
   text: string,
-  source: TextSource,
+  source: CaptionSource,
 ): Promise<boolean> {
   return await transaction(sql, async (tx) => {
     const [row] = await tx<{ id: string }[]>`
@@ -40,7 +40,7 @@ export async function setImageText(
  * Clears a person's caption so that recognition writes it again; returns false when the image
  * does not exist.
  */
-export async function clearImageText(sql: Sql, shortId: string): Promise<boolean> {
+export async function clearImageCaption(sql: Sql, shortId: string): Promise<boolean> {
   return await transaction(sql, async (tx) => {
     const [row] = await tx<{ id: string }[]>`
       update images set text = null, text_source = null where short_id = ${shortId}
@@ -55,12 +55,12 @@ export async function clearImageText(sql: Sql, shortId: string): Promise<boolean
 export type MatchLevel = 2 | 1;
 
 /** An image found by its caption, with how well it matched. */
-export interface TextHit extends ImageWithTags {
+export interface CaptionHit extends ImageWithTags {
   level: MatchLevel;
 }
 
 /** Where a page of a caption search starts: after this level and `seq`. */
-export interface TextCursor {
+export interface CaptionCursor {
   level: MatchLevel;
   seq: string;
 }
@@ -150,21 +150,21 @@ const MERGE_ENTRY_COST = 0.03;
  * walking the tag again. No walk probes what its own entry proves (the walked tag, word or
  * spelling).
  */
-export async function searchImagesByText(
+export async function searchImagesByCaption(
   sql: Sql,
   opts: {
     words: string[];
     tags: string[];
     exclude: string[];
     limit: number;
-    after: TextCursor | null;
+    after: CaptionCursor | null;
     /**
      * Each level's way, instead of the cheaper by the counts (tests compare them); `merge` is the
      * exact level's with tags, the other level walking.
      */
     method?: "walk" | "index" | "merge";
   },
-): Promise<TextHit[]> {
+): Promise<CaptionHit[]> {
   if (!opts.words.length || opts.limit < 1 || opts.limit > MAX_PAGE_ROWS) {
     throw new RangeError("a text search needs words and a page size");
   }
@@ -199,7 +199,7 @@ export async function searchImagesByText(
   // generic plan loses nothing: measured 1.4-2 ms per single-word search against 2.5-4 ms.
   return await withGenericPlan(
     sql,
-    (sql) => SEARCH_STATEMENTS.query<TextHit[]>(sql, shape, values),
+    (sql) => SEARCH_STATEMENTS.query<CaptionHit[]>(sql, shape, values),
   );
 }
 
@@ -239,12 +239,12 @@ const SEARCH_STATEMENTS = new StatementCache<SearchShape, (typeof $)[keyof typeo
 );
 
 /**
- * The statement of a caption search of this shape (see searchImagesByText): built from the shape
+ * The statement of a caption search of this shape (see searchImagesByCaption): built from the shape
  * alone, so that nothing of one call's values can stay in the text kept for the next.
  */
 function searchStatement({ n, withTags, filtered, method }: SearchShape): Piece {
   // Each walk stops once it has the page (and one more): the plan is generic anyway
-  // (searchImagesByText).
+  // (searchImagesByCaption).
   const scan = q`limit ${$.limit}`;
   // The approximate level's walks stop at what the exact level left of the page: a search whose
   // exact hits nearly fill it walked each near spelling for a whole page (two words at a million

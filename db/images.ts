@@ -8,7 +8,7 @@ import type { ImageDto } from "../domain/types.ts";
 import type { Sql } from "./client.ts";
 import { transaction } from "./client.ts";
 import { forgetKeysOf } from "./pending_deletes.ts";
-import { linkWordStatements, type TextSource } from "./caption_words.ts";
+import { type CaptionSource, linkWordStatements } from "./caption_words.ts";
 import { impliedClosure, lockTagRulesShared, meantTagIdsOf, resolvedNames } from "./tags.ts";
 import { type Piece, q, raw, Slot, StatementCache, viaSql } from "./template.ts";
 
@@ -352,7 +352,7 @@ export interface NewImage {
   /** A restored image's creation date; now when null. */
   createdAt?: Date | null;
   /** A restored image's caption; null: recognition will write it. */
-  caption?: { text: string; source: TextSource } | null;
+  caption?: { text: string; source: CaptionSource } | null;
 }
 
 /**

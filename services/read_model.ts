@@ -6,7 +6,7 @@ import {
   type ListedImages,
   listImages,
 } from "../db/images.ts";
-import { searchImagesByText, type TextCursor, type TextHit } from "../db/captions.ts";
+import { type CaptionCursor, type CaptionHit, searchImagesByCaption } from "../db/captions.ts";
 import { queryWords } from "../domain/caption_text.ts";
 import { knownTagNames, listTags, suggestTags } from "../db/tags.ts";
 import { splitSearch } from "../domain/search_text.ts";
@@ -44,12 +44,12 @@ export function decodeCursor(cursor: string): string {
 }
 
 /** The opaque cursor of a caption search after a hit of `level` at `seq`. */
-export function encodeTextCursor(after: TextCursor): string {
+export function encodeCaptionCursor(after: CaptionCursor): string {
   return btoa(`v2:${after.level}:${after.seq}`).replace(/=+$/, "");
 }
 
 /** The position of a caption search's cursor, or BadCursorError. */
-export function decodeTextCursor(cursor: string): TextCursor {
+export function decodeCaptionCursor(cursor: string): CaptionCursor {
   const m = /^v2:([12]):(\d{1,18})$/.exec(cursorText(cursor));
   if (!m) throw new BadCursorError();
   return { level: Number(m[1]) as 1 | 2, seq: m[2] };
@@ -110,11 +110,17 @@ export function createReadModel(
         const beforeSeq = cursor ? decodeCursor(cursor) : null;
         return await listImages(sql, { tags, exclude, limit: limit + 1, beforeSeq, examine });
       }
-      const after = cursor ? decodeTextCursor(cursor) : null;
-      return await searchImagesByText(searchSql, { words, tags, exclude, limit: limit + 1, after });
+      const after = cursor ? decodeCaptionCursor(cursor) : null;
+      return await searchImagesByCaption(searchSql, {
+        words,
+        tags,
+        exclude,
+        limit: limit + 1,
+        after,
+      });
     });
     const items = rows.slice(0, limit);
-    const last = items[items.length - 1] as (typeof items)[number] & Partial<TextHit>;
+    const last = items[items.length - 1] as (typeof items)[number] & Partial<CaptionHit>;
     // A listing that stopped at its bound of candidates resumes below them, however few it found.
     const resume = (rows as Partial<ListedImages>).resume ?? null;
     return {
@@ -122,7 +128,7 @@ export function createReadModel(
       next_cursor: rows.length <= limit
         ? (resume === null ? null : encodeCursor(resume))
         : last.level
-        ? encodeTextCursor({ level: last.level, seq: last.seq })
+        ? encodeCaptionCursor({ level: last.level, seq: last.seq })
         : encodeCursor(last.seq),
     };
   };
@@ -132,7 +138,9 @@ export function createReadModel(
       const cursor = q.cursor ?? null;
       // Decoded first: a bad cursor is refused before the cache is asked, and the page is kept
       // by its position, not by the cursor's spelling.
-      const at = cursor ? (words.length ? decodeTextCursor(cursor) : decodeCursor(cursor)) : null;
+      const at = cursor
+        ? (words.length ? decodeCaptionCursor(cursor) : decodeCursor(cursor))
+        : null;
       const exclude = [...q.exclude ?? []].sort();
       const key = JSON.stringify([[...q.tags].sort(), exclude, words, q.limit, at]);
       return await listings.get(key, () => loadPage(q, words, cursor));

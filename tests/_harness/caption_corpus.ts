@@ -5,7 +5,7 @@
  * outline over a photo-like background (top, bottom, or both), and black text on a white bar.
  */
 import { Buffer } from "node:buffer";
-import { searchImagesByText, setImageText } from "../../db/captions.ts";
+import { searchImagesByCaption, setImageCaption } from "../../db/captions.ts";
 import type { Sql } from "../../db/client.ts";
 import { normalizeCaption, queryWords } from "../../domain/caption_text.ts";
 import sharp, { type Sharp } from "sharp";
@@ -317,10 +317,10 @@ export async function searchQuality(
     for (const [n, item] of items.entries()) {
       await sql`insert into images (short_id, hash, content_type, size_bytes, width, height)
         values (${ids[n]}, ${`quality-${run}-${n}`}, 'image/jpeg', 1, 1, 1)`;
-      await setImageText(sql, ids[n], normalizeCaption(item.text), "ocr");
+      await setImageCaption(sql, ids[n], normalizeCaption(item.text), "ocr");
     }
     const search = (word: string) =>
-      searchImagesByText(sql, {
+      searchImagesByCaption(sql, {
         words: queryWords(word),
         tags: [],
         exclude: [],

@@ -9,7 +9,7 @@
  * Each engine reads in a child process of its own (this script with `--read`), so that its peak
  * RSS and event-loop gaps are its own, not the corpus generator's.
  *
- * `deno run -A bench/text_quality.ts [--n 200] [--seed 1] [--engine js|debian|both]
+ * `deno run -A bench/caption_quality.ts [--n 200] [--seed 1] [--engine js|debian|both]
  *   [--floors 30,40,50,60,70] [--max-width 1024]`
  * The search runs on a fresh database of its own (bench/_lib/databases.ts freshBenchDatabase).
  */
