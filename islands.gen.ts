@@ -3,11 +3,11 @@
 import type { IslandComponent } from "./adapters/islands/render.ts";
 import AuthNav from "./islands/AuthNav.tsx";
 import Caption from "./islands/Caption.tsx";
-import DuplicatePairs from "./islands/DuplicatePairs.tsx";
 import ImageControls from "./islands/ImageControls.tsx";
 import Library from "./islands/Library.tsx";
 import LoginForm from "./islands/LoginForm.tsx";
 import SimilarImages from "./islands/SimilarImages.tsx";
+import SimilarPairs from "./islands/SimilarPairs.tsx";
 import TagBrowser from "./islands/TagBrowser.tsx";
 import Uploader from "./islands/Uploader.tsx";
 
@@ -15,11 +15,11 @@ import Uploader from "./islands/Uploader.tsx";
 export const islands: Record<string, IslandComponent> = {
   AuthNav,
   Caption,
-  DuplicatePairs,
   ImageControls,
   Library,
   LoginForm,
   SimilarImages,
+  SimilarPairs,
   TagBrowser,
   Uploader,
 };

@@ -1,8 +1,9 @@
 /**
- * `deno task caption:backfill`: queues caption recognition (services/captions/recognition.ts) for every image that
- * has no text yet (uploaded before recognition existed, or whose recognition gave up). The running
- * service works the jobs on any replica, one image at a time, after waiting thumbnails; `deno task
- * jobs` shows the progress. Reads DATABASE_URL only.
+ * `deno task caption:backfill` (formerly `text:backfill`): queues caption recognition
+ * (services/captions/recognition.ts) for every image that has no caption yet (uploaded before
+ * recognition existed, or whose recognition gave up). The running service works the jobs on any
+ * replica, one image at a time, after waiting thumbnails; `deno task jobs` shows the progress.
+ * Reads DATABASE_URL only.
  */
 import { startCaptionBackfill } from "../services/captions/recognition.ts";
 import { withJobQueue } from "./_queue_task.ts";
