@@ -21,7 +21,7 @@ import { signIn, spawnBenchService, startBenchS3 } from "./_lib/service.ts";
 import { uploadNew } from "./_lib/uploads.ts";
 import { captionCorpus, type CaptionImage } from "../tests/_harness/caption_corpus.ts";
 import { SEARCH_SETTINGS } from "../db/client.ts";
-import { searchImagesByCaption } from "../db/captions.ts";
+import { searchImagesByCaption } from "../db/caption_search.ts";
 import { queryWords } from "../domain/caption_text.ts";
 import { explainCase, type PlanCase } from "./_lib/plans.ts";
 import { SEED_DB, TAGS } from "./seed.ts";

@@ -2,7 +2,7 @@
  * Caption recognition quality and speed on the caption corpus (tests/_harness/caption_corpus.ts):
  * every image read by CaptionReader (tesseract.js), and with `--engine debian` (or `both`) by
  * Debian's `tesseract` CLI through the same preprocessing and word choice; then searched with the
- * service's own search (db/captions.ts, top 5) for its distinctive word, and 200 absent words for
+ * service's own search (db/caption_search.ts, top 5) for its distinctive word, and 200 absent words for
  * false matches, at each confidence floor. Prints a Markdown table; the corpus and raw per-image
  * output go to bench/results/.
  *

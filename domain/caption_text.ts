@@ -1,6 +1,6 @@
 /**
  * Caption text and its words: what a caption may hold, and the words a search looks up. One
- * definition for the stored words (db/captions.ts) and a query's words, so that they always agree.
+ * definition for the stored words (db/caption_words.ts) and a query's words, so that they always agree.
  */
 import { AppError } from "./errors.ts";
 
@@ -18,7 +18,7 @@ export const MAX_QUERY_WORDS = 8;
 
 /**
  * Trigram similarity at or above which a dictionary word matches a query word approximately
- * (db/captions.ts; the search pool gives pg_trgm the same threshold, db/client.ts).
+ * (db/caption_search.ts; the search pool gives pg_trgm the same threshold, db/client.ts).
  * "facepralm" is 0.58 from "facepalm" (bench/caption_quality.ts has the figures behind the choice).
  */
 export const SIMILARITY_THRESHOLD = 0.5;

@@ -6,7 +6,11 @@ import {
   type ListedImages,
   listImages,
 } from "../db/images.ts";
-import { type CaptionCursor, type CaptionHit, searchImagesByCaption } from "../db/captions.ts";
+import {
+  type CaptionCursor,
+  type CaptionHit,
+  searchImagesByCaption,
+} from "../db/caption_search.ts";
 import { queryWords } from "../domain/caption_text.ts";
 import { knownTagNames, listTags, suggestTags } from "../db/tags.ts";
 import { splitSearch } from "../domain/search_text.ts";

@@ -8,7 +8,8 @@
  */
 import assert from "node:assert/strict";
 import postgres from "postgres";
-import { type CaptionCursor, searchImagesByCaption, setImageCaption } from "../db/captions.ts";
+import { type CaptionCursor, searchImagesByCaption } from "../db/caption_search.ts";
+import { setImageCaption } from "../db/captions.ts";
 import { replaceWords } from "../db/caption_words.ts";
 import { RECOGNITION_QUEUE, recognizeImage } from "../services/captions/recognition.ts";
 import { SIMILARITY_THRESHOLD } from "../domain/caption_text.ts";

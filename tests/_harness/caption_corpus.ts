@@ -5,7 +5,8 @@
  * outline over a photo-like background (top, bottom, or both), and black text on a white bar.
  */
 import { Buffer } from "node:buffer";
-import { searchImagesByCaption, setImageCaption } from "../../db/captions.ts";
+import { searchImagesByCaption } from "../../db/caption_search.ts";
+import { setImageCaption } from "../../db/captions.ts";
 import type { Sql } from "../../db/client.ts";
 import { normalizeCaption, queryWords } from "../../domain/caption_text.ts";
 import sharp, { type Sharp } from "sharp";
@@ -300,7 +301,7 @@ export interface SearchQuality {
 }
 
 /**
- * Search exactly as the service searches (db/captions.ts): the recognised texts are stored as
+ * Search exactly as the service searches (db/caption_search.ts): the recognised texts are stored as
  * captions of images in `sql`'s database (migrated; its other images take part too, so give it an
  * empty one), each image is looked for by its distinctive word, top 5; and `absent` words, which
  * should find nothing. Items with no distinctive word (pictures without a caption) are searched
