@@ -1,6 +1,7 @@
 /**
  * The caption search's statement builder: the SQL text of a search of each shape, with named
- * slots for its values (db/template.ts).
+ * slots for its values (db/template.ts). Each shape's text is checked in as db/queries/*.sql
+ * (`deno task queries` writes them; tests/db_queries_test.ts fails when they differ).
  */
 import { COLUMNS, TAGS } from "./images.ts";
 import { meantTagIdsOf } from "./tags.ts";

@@ -185,7 +185,7 @@ export async function listImages(
  * A listing's statement: for no tag, one tag, or several (see listImages), and its bound of
  * candidates (a constant of the text).
  */
-interface ListingShape {
+export interface ListingShape {
   tags: 0 | 1 | 2;
   examine: number;
 }
@@ -218,7 +218,7 @@ const LISTING_STATEMENTS = new StatementCache<ListingShape, (typeof L)[keyof typ
  * at or above it was examined, so the next page starts there and none is seen twice
  * (tests/db_listing_test.ts 'a bounded walk').
  */
-function listingStatement({ tags: shape, examine }: ListingShape): Piece {
+export function listingStatement({ tags: shape, examine }: ListingShape): Piece {
   const before = (column: Piece) => q`${column} < (select ${L.before}::bigint)`;
   const scan = raw(`limit ${MAX_PAGE_ROWS}`);
   const bound = raw(`limit ${examine}`);
