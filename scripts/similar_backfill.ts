@@ -17,5 +17,5 @@ await withJobQueue("similar:backfill", async (sql, jobs) => {
       ? `Queued: ${n} image(s) have no perceptual hash; the service hashes them in batches.`
       : `A backfill is already queued; ${n} image(s) still have no perceptual hash.`,
   );
-  console.log("`deno task jobs` shows its progress (queue phash-backfill).");
+  console.log("`deno task jobs` shows its progress (queue similar-backfill).");
 });

@@ -9,9 +9,9 @@ import { captureLogger } from "../adapters/log.ts";
 import {
   CAPTION_BACKFILL_BATCH,
   captionBackfillKind,
-  RECOGNITION_QUEUE,
   recognitionKind,
 } from "../services/captions/recognition.ts";
+import { CAPTION_RECOGNITION_QUEUE } from "../services/queues.ts";
 import { startService } from "./_harness/app.ts";
 import { authHeader, makeImage, upload } from "./_harness/images.ts";
 
@@ -109,7 +109,9 @@ Deno.test("recognition reads as many images at once as it has OCR processes (CAP
       reader: () => Promise.resolve(reader),
       concurrency: 2,
     }));
-    for (const id of ids) await queue.send(RECOGNITION_QUEUE, { short_id: id }, { key: id });
+    for (const id of ids) {
+      await queue.send(CAPTION_RECOGNITION_QUEUE, { short_id: id }, { key: id });
+    }
     const deadline = Date.now() + 30_000;
     for (;;) {
       const [{ n }] = await own.db.sql`

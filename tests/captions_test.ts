@@ -11,7 +11,8 @@ import postgres from "postgres";
 import { type CaptionCursor, searchImagesByCaption } from "../db/caption_search.ts";
 import { setImageCaption } from "../db/captions.ts";
 import { replaceWords } from "../db/caption_words.ts";
-import { RECOGNITION_QUEUE, recognizeImage } from "../services/captions/recognition.ts";
+import { recognizeImage } from "../services/captions/recognition.ts";
+import { CAPTION_RECOGNITION_QUEUE } from "../services/queues.ts";
 import { SIMILARITY_THRESHOLD } from "../domain/caption_text.ts";
 import type { ImageDto, ImagePage } from "../domain/types.ts";
 import { startService } from "./_harness/app.ts";
@@ -80,7 +81,7 @@ async function waitForText(id: string): Promise<ImageDto> {
 async function recognitionTrail(id: string): Promise<string> {
   const jobs = await svc.db.sql`
     select state, retry_count, output from jobs.job
-    where name = ${RECOGNITION_QUEUE} and data->>'short_id' = ${id}`
+    where name = ${CAPTION_RECOGNITION_QUEUE} and data->>'short_id' = ${id}`
     .then((rows) => JSON.stringify(rows), (err) => `jobs not read: ${err}`);
   const lines = svc.logs.filter((l) => l.includes(id) || /"level":"(warn|error)"/.test(l));
   return `its jobs: ${jobs}; log: ${lines.slice(-20).join("\n")}`;

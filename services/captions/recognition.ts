@@ -15,10 +15,7 @@ import { type ObjectStore, readAll } from "../../adapters/storage/mod.ts";
 import { normalizeCaption } from "../../domain/caption_text.ts";
 import type { UploadState } from "../upload/state.ts";
 
-/** The queue of recognition jobs, one per image. */
-export const RECOGNITION_QUEUE = "caption-recognition";
-/** The queue of the backfill's batches. */
-export const CAPTION_BACKFILL_QUEUE = "caption-backfill";
+import { CAPTION_BACKFILL_QUEUE, CAPTION_RECOGNITION_QUEUE } from "../queues.ts";
 
 /** Images whose recognition one backfill job sends. */
 export const CAPTION_BACKFILL_BATCH = 500;
@@ -96,7 +93,7 @@ export const RECOGNITION_YIELD_MS = 10_000;
 export async function queueRecognition(services: Services, shortId: string): Promise<void> {
   if (!services.jobs) return;
   try {
-    await services.jobs.send(RECOGNITION_QUEUE, { short_id: shortId }, { key: shortId });
+    await services.jobs.send(CAPTION_RECOGNITION_QUEUE, { short_id: shortId }, { key: shortId });
   } catch (err) {
     services.log.warn("caption recognition not queued", { short_id: shortId, err });
   }
@@ -125,7 +122,7 @@ export async function recognizeImage(deps: RecognitionDeps, shortId: string): Pr
 /** The recognition job kind every replica works, one image at a time. */
 export function recognitionKind(deps: RecognitionDeps): JobKind<{ short_id: string }> {
   return {
-    name: RECOGNITION_QUEUE,
+    name: CAPTION_RECOGNITION_QUEUE,
     handler: (job) => recognizeImage(deps, job.data.short_id),
     retryLimit: 3,
     retryDelaySeconds: 30,
@@ -174,7 +171,7 @@ export async function workRecognition(
 /** Sends the first job of a backfill chain (none when one is already waiting to start). */
 export async function startCaptionBackfill(jobs: JobQueue): Promise<string | null> {
   await jobs.declare({ name: CAPTION_BACKFILL_QUEUE });
-  await jobs.declare({ name: RECOGNITION_QUEUE });
+  await jobs.declare({ name: CAPTION_RECOGNITION_QUEUE });
   return await jobs.send(CAPTION_BACKFILL_QUEUE, { after: "0" }, { key: "after-0" });
 }
 
@@ -192,7 +189,7 @@ export async function captionBackfillBatch(
     where text is null and seq > ${after}::bigint
     order by images.seq limit ${CAPTION_BACKFILL_BATCH}`;
   for (const row of rows) {
-    await jobs.send(RECOGNITION_QUEUE, { short_id: row.short_id }, { key: row.short_id });
+    await jobs.send(CAPTION_RECOGNITION_QUEUE, { short_id: row.short_id }, { key: row.short_id });
   }
   return rows.length === CAPTION_BACKFILL_BATCH ? rows[rows.length - 1].seq : null;
 }

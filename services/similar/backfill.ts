@@ -13,9 +13,7 @@ import type { Thumbnailer } from "../deps.ts";
 import { originalKey } from "../../domain/storage_keys.ts";
 import { type ObjectStore, readAll, StorageError } from "../../adapters/storage/mod.ts";
 import { DEFAULT_DISTANCE } from "../../domain/similar.ts";
-
-/** The queue of the backfill jobs. */
-export const SIMILAR_BACKFILL_QUEUE = "phash-backfill";
+import { FORMER_QUEUE_NAMES, SIMILAR_BACKFILL_QUEUE } from "../queues.ts";
 
 /** One batch: the images without a hash whose `seq` is above `after`. */
 export interface SimilarBackfillJob {
@@ -68,6 +66,7 @@ export async function backfillBatch(deps: BackfillDeps, after: string): Promise<
 export function similarBackfillKind(deps: BackfillDeps): JobKind<SimilarBackfillJob> {
   return {
     name: SIMILAR_BACKFILL_QUEUE,
+    formerNames: FORMER_QUEUE_NAMES[SIMILAR_BACKFILL_QUEUE],
     handler: async (job) => {
       const next = await backfillBatch(deps, job.data.after);
       if (next !== null) {
