@@ -53,8 +53,8 @@ const NO_SEQ = "9223372036854775807";
  * The exact level has a third way, taken before the other two when a search has tags, its
  * rarest word's and rarest tag's image counts are within WORD_TAG_MERGE_MAX_RATIO of each other
  * (and WORD_TAG_MERGE_MAX_IMAGES together), and the index is not cheaper: both lists read in image
- * order at once (a merge join, about 0.1 µs an entry, where a walk's candidate with its probes
- * costs 3-4 µs), the other conditions checked on the images both carry.
+ * order at once (a merge join, an entry of which costs a small part of a walk's candidate with
+ * its probes: MERGE_ENTRY_COST), the other conditions checked on the images both carry.
  * The approximate level is only looked up when the exact one did not fill the page; where both
  * would walk the rarest tag, it checks the images the exact level's walk found not exact instead of
  * walking the tag again. No walk probes what its own entry proves (the walked tag, word or
@@ -81,10 +81,10 @@ export async function searchImagesByCaption(
   const n = opts.words.length;
   const withTags = opts.tags.length > 0;
   // A search by words alone leaves out the tags' steps and branches: each costs its start-up in
-  // every execution, skipped or not (a one-word search: 1.13-1.26 ms with them, 0.88 without).
-  // With tags the exclusions' probe stays even when there are none: its estimated cost keeps the
-  // generic plan's walks as they are (without it, B10's word-and-tag p99 went from 73-85 ms to
-  // 377-491 ms: a word's whole list merge-joined for a rare tag).
+  // every execution, skipped or not. With tags the exclusions' probe stays even when there are
+  // none: its estimated cost keeps the generic plan's walks as they are (without it, B10's
+  // word-and-tag searches merge-joined a word's whole list for a rare tag). Figures: B10 in
+  // bench/RESULTS.md#notes-moved-from-code-comments.
   const filtered = withTags || opts.exclude.length > 0;
   const { after } = opts;
   // Level 2 rows come before level 1 rows: after a level 1 cursor there is no level 2 left.
@@ -103,10 +103,11 @@ export async function searchImagesByCaption(
     candidates: MAX_CANDIDATES_PER_WORD,
     forced: opts.method === "index",
   };
-  // Planned once per connection: PostgreSQL otherwise plans every search for its own words
-  // (2.7 ms at a million images, more than running it), as the estimates depend on them. The
+  // Planned once per connection: PostgreSQL otherwise plans every search for its own words (at a
+  // million images planning took longer than running), as the estimates depend on them. The
   // plan's shape is fixed by the statement (materialised steps, one-time conditions), so the
-  // generic plan loses nothing: measured 1.4-2 ms per single-word search against 2.5-4 ms.
+  // generic plan loses nothing; the single-word search got faster (figures in
+  // bench/RESULTS.md#notes-moved-from-code-comments).
   return await withGenericPlan(
     sql,
     (sql) => SEARCH_STATEMENTS.query<CaptionHit[]>(sql, shape, values),

@@ -29,9 +29,9 @@ export interface SearchShape {
 
 /**
  * The per-call values of a caption search's statement. Its text is built once per shape and kept
- * (db/template.ts): postgres.js rebuilt its hundred-odd fragments on every call, 0.53-0.59 ms of
- * the client's CPU a search for a word and a tag, now 0.22-0.36 (one word 0.23-0.29 -> 0.17, two
- * words 0.31-0.39 -> 0.16-0.20; 2,000 searches, `process.cpuUsage`).
+ * (db/template.ts): postgres.js rebuilt its hundred-odd fragments on every call, which cost the
+ * client more CPU than the rest of a search (figures in
+ * bench/RESULTS.md#notes-moved-from-code-comments).
  */
 const $ = {
   words: new Slot("words"),
@@ -58,8 +58,8 @@ export function searchStatement({ n, withTags, filtered, method }: SearchShape):
   // (searchImagesByCaption).
   const scan = q`limit ${$.limit}`;
   // The approximate level's walks stop at what the exact level left of the page: a search whose
-  // exact hits nearly fill it walked each near spelling for a whole page (two words at a million
-  // images: 1,929 candidates for 6 rows, 15 ms).
+  // exact hits nearly fill it walked each near spelling for a whole page (B10 in
+  // bench/RESULTS.md#notes-moved-from-code-comments).
   const rest = q`limit (select ${$.limit} - count(*) from exact_hits)`;
   // On a walk of the rarest tag's own images (`ofRarest`) the other tags are probed, not that one:
   // a word and a tag probed every image of the tag for the tag (a third of such a search's pages).
@@ -99,7 +99,7 @@ export function searchStatement({ n, withTags, filtered, method }: SearchShape):
   // The word index only pays for two words or more: one word's posting list is what its walk
   // reads anyway, and the walk stops at the page. For one word the statement leaves the index
   // out: every branch of a plan costs its start-up even when a one-time condition skips it
-  // (measured: 10% of a one-word search's throughput).
+  // (B10 in bench/RESULTS.md#notes-moved-from-code-comments).
   const indexed = method === "index" ||
     (method !== "walk" && (n > 1 || withTags));
   const total = indexed
@@ -124,9 +124,8 @@ export function searchStatement({ n, withTags, filtered, method }: SearchShape):
       : q`(select 0 as c where false)`;
     // One pass over the words' and tags' counts, with `total` joined in: written as a sub-select
     // per term (twice for the hits), the expression was some 35 more nodes of every execution's
-    // plan, which PostgreSQL sets up and tears down whether they run or not. 300 of B10's searches
-    // on their generic plans, PostgreSQL's execution time in all: a word and a tag 577-618 ->
-    // 544-564 ms, two words 391-397 -> 367 ms.
+    // plan, which PostgreSQL sets up and tears down whether they run or not (B10's execution
+    // times in bench/RESULTS.md#notes-moved-from-code-comments).
     return q`(select s.fewest * ${raw(String(POSTING_COST))}
           + (s.postings - s.fewest) * ${raw(String(SKIP_COST))}
           + s.hits * t.n * ${raw(String(ROW_COST))}
@@ -148,8 +147,9 @@ export function searchStatement({ n, withTags, filtered, method }: SearchShape):
   /**
    * A level's images from the word index: those of the images it gives that meet `level` (their
    * tags checked on the row, migration 010), newest first. `seq + 0`: ANDed with the seq index's
-   * bitmap, the cursor read every image before it (48 ms at a million images). The tags' condition
-   * only with tags: `@> '{}'` holds for every image, and the tag index would be read whole for it.
+   * bitmap, the cursor read every image before it (at a million images; B10 in
+   * bench/RESULTS.md#notes-moved-from-code-comments). The tags' condition only with tags:
+   * `@> '{}'` holds for every image, and the tag index would be read whole for it.
    */
   const fromIndex = (level: Piece, before: Slot, stop: Piece) =>
     indexed
