@@ -4,7 +4,6 @@ import type { IslandComponent } from "./adapters/islands/render.ts";
 import AdminPage from "./islands/AdminPage.tsx";
 import AuthNav from "./islands/AuthNav.tsx";
 import Caption from "./islands/Caption.tsx";
-import DuplicatePairs from "./islands/DuplicatePairs.tsx";
 import Favorites from "./islands/Favorites.tsx";
 import ImageControls from "./islands/ImageControls.tsx";
 import InviteForm from "./islands/InviteForm.tsx";
@@ -14,6 +13,7 @@ import MePage from "./islands/MePage.tsx";
 import OfflineLibrary from "./islands/OfflineLibrary.tsx";
 import PrevNext from "./islands/PrevNext.tsx";
 import SimilarImages from "./islands/SimilarImages.tsx";
+import SimilarPairs from "./islands/SimilarPairs.tsx";
 import TagBrowser from "./islands/TagBrowser.tsx";
 import Uploader from "./islands/Uploader.tsx";
 
@@ -22,7 +22,6 @@ export const islands: Record<string, IslandComponent> = {
   AdminPage,
   AuthNav,
   Caption,
-  DuplicatePairs,
   Favorites,
   ImageControls,
   InviteForm,
@@ -32,6 +31,7 @@ export const islands: Record<string, IslandComponent> = {
   OfflineLibrary,
   PrevNext,
   SimilarImages,
+  SimilarPairs,
   TagBrowser,
   Uploader,
 };

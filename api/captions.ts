@@ -3,7 +3,7 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { forField } from "../domain/errors.ts";
 import type { Services } from "../services/deps.ts";
 import { isShortId } from "../domain/short_id.ts";
-import { MAX_TEXT_CHARS, normaliseText } from "../domain/caption_text.ts";
+import { MAX_CAPTION_CHARS, normalizeCaption } from "../domain/caption_text.ts";
 import type { ReadModel } from "../domain/types.ts";
 import { clearCaption, writeCaption } from "../services/captions/edit.ts";
 import { json, notFound } from "./images.ts";
@@ -14,7 +14,7 @@ import { bearer, errorResponse, Image, ShortIdParam } from "./schemas.ts";
 
 const CaptionChange = z.object({
   text: z.string().nullable().openapi({
-    description: `The words printed on the image, at most ${MAX_TEXT_CHARS} characters; ` +
+    description: `The words printed on the image, at most ${MAX_CAPTION_CHARS} characters; ` +
       "recognition never overwrites it. `null` hands the caption back to recognition, which " +
       "reads it again",
     example: "this is fine",
@@ -42,7 +42,7 @@ export function captionRoutes(services: Services, read: ReadModel) {
         403: errorResponse("A key without the `edit` scope (`forbidden`)"),
         404: errorResponse("No such image"),
         413: errorResponse("Body over 64 KiB (`code`: `body_too_large`)"),
-        422: errorResponse(`Invalid fields, or text over ${MAX_TEXT_CHARS} characters`),
+        422: errorResponse(`Invalid fields, or text over ${MAX_CAPTION_CHARS} characters`),
       },
     }),
     async (c) => {
@@ -53,7 +53,7 @@ export function captionRoutes(services: Services, read: ReadModel) {
         services,
         read,
         id,
-        forField("text", "caption_text_invalid", () => normaliseText(text)),
+        forField("text", "caption_text_invalid", () => normalizeCaption(text)),
       );
       if (!image) throw notFound();
       await recordAudit(services.sql, principal(c), "image.caption", id, {

@@ -1,6 +1,6 @@
 /**
  * The public side of `/api/v1`: health, image list and detail, bytes, tags, oEmbed. The edge reader
- * serves exactly this; the full service adds sign-in and the write routes (mod.ts).
+ * serves exactly this; the full service adds sign-in and the write routes (wiring/app.ts).
  */
 import { createReadModel } from "../services/read_model.ts";
 import type { Services } from "../services/deps.ts";

@@ -5,7 +5,7 @@
  */
 import { createRoute, z } from "@hono/zod-openapi";
 import { ReadGate } from "../adapters/http/read_gate.ts";
-import { listDuplicatePairs, listSimilarImages } from "../db/similar.ts";
+import { listSimilarImages, listSimilarPairs } from "../db/similar.ts";
 import { toImageDto } from "../services/read_model.ts";
 import type { Services } from "../services/deps.ts";
 import { isShortId } from "../domain/short_id.ts";
@@ -109,7 +109,7 @@ export function similarRoutes(services: Services, gate = new ReadGate()) {
   });
   app.openapi(pairsRoute, async (c) => {
     const { limit, offset } = c.req.valid("query");
-    const pairs = await throughGate(gate, c, config, () => listDuplicatePairs(sql, limit, offset));
+    const pairs = await throughGate(gate, c, config, () => listSimilarPairs(sql, limit, offset));
     return c.json({ items: pairs.map((p) => ({ ...p, a: dto(p.a), b: dto(p.b) })) }, 200);
   });
   return app;

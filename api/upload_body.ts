@@ -10,8 +10,8 @@ import { AppError, asAppError, forField } from "../domain/errors.ts";
 import { yieldIfBusy } from "../adapters/event_loop.ts";
 import { multipartBoundary, MultipartParser } from "../adapters/http/multipart.ts";
 import { isShortId } from "../domain/short_id.ts";
-import type { TextSource } from "../db/caption_words.ts";
-import { normaliseText } from "../domain/caption_text.ts";
+import type { CaptionSource } from "../db/caption_words.ts";
+import { normalizeCaption } from "../domain/caption_text.ts";
 import { parseTagList } from "../domain/tag_names.ts";
 
 /** Room for multipart framing and the other fields, on top of the file's own limit. */
@@ -28,7 +28,7 @@ export interface UploadForm {
   /** A restore's creation date (not in the future), or null for now. */
   createdAt: Date | null;
   /** A restore's caption, or null: recognition writes it. */
-  caption: { text: string; source: TextSource } | null;
+  caption: { text: string; source: CaptionSource } | null;
   /**
    * A restore's uploader (`uploaded_by`): a username, null when the field was sent empty, absent
    * when not sent (the caller is the uploader).
@@ -88,7 +88,7 @@ export function restoreFields(
 }
 
 /**
- * A restore's caption: `text` (normalised, at most MAX_TEXT_CHARS; "" is a caption with no words)
+ * A restore's caption: `text` (normalised, at most MAX_CAPTION_CHARS; "" is a caption with no words)
  * and `text_source` (`ocr` or `manual`, the default). Absent `text`: null.
  */
 function captionField(parts: { name: string; data: Uint8Array }[]): UploadForm["caption"] {
@@ -103,7 +103,7 @@ function captionField(parts: { name: string; data: Uint8Array }[]): UploadForm["
     return null;
   }
   const text = new TextDecoder().decode(raw[0].data);
-  const normalised = forField("text", "caption_text_invalid", () => normaliseText(text));
+  const normalised = forField("text", "caption_text_invalid", () => normalizeCaption(text));
   return { text: normalised, source: source ?? "manual" };
 }
 

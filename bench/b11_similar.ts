@@ -14,7 +14,7 @@
 import postgres from "postgres";
 import { migrate } from "../services/migrate.ts";
 import { createSql } from "../db/client.ts";
-import { listDuplicatePairs, listSimilarImages, scanSimilarByHash } from "../db/similar.ts";
+import { listSimilarImages, listSimilarPairs, scanSimilarByHash } from "../db/similar.ts";
 import { FsStore } from "../adapters/storage/fs.ts";
 import { DEFAULT_DISTANCE, MAX_DISTANCE } from "../domain/similar.ts";
 import { benchMain } from "./_lib/bench_main.ts";
@@ -149,7 +149,7 @@ benchMain("b11", "Near-duplicate search at 1M images (issue 22)", async (notes) 
     for (const offset of [0, 10_000]) {
       const times: number[] = [];
       for (let i = 0; i < 200; i++) {
-        const [t] = await timed(() => listDuplicatePairs(sql, 50, offset));
+        const [t] = await timed(() => listSimilarPairs(sql, 50, offset));
         times.push(t);
       }
       rows.push({

@@ -20,7 +20,7 @@ const BENCHES: [string, string][] = [
   ["b7", "bench/b7_cold_start.ts"],
   ["b8", "bench/b8_upload_rate.ts"],
   ["b9", "bench/b9_import.ts"],
-  ["b10", "bench/b10_text.ts"],
+  ["b10", "bench/b10_captions.ts"],
   ["b11", "bench/b11_similar.ts"],
   ["b12", "bench/b12_tags.ts"],
   ["b13", "bench/b13_login_burst.ts"],

@@ -2,10 +2,11 @@
 import { parseFilterText } from "../domain/tag_names.ts";
 
 /**
- * Parses a comma-separated tag list the way the API normalises names (domain/tag_names.ts),
- * deduplicated; names that can never be tags (and `-` exclusions) are dropped.
+ * Parses tags typed by a person, comma-separated, the way the API normalises names
+ * (domain/tag_names.ts), deduplicated; names that can never be tags (and `-` exclusions) are
+ * dropped, where the API's parseTagList refuses the request.
  */
-export function parseTagList(text: string | null | undefined): string[] {
+export function parseTagText(text: string | null | undefined): string[] {
   return parseFilterText(text).filter((t) => !t.startsWith("-"));
 }
 

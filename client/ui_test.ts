@@ -1,10 +1,10 @@
 import assert from "node:assert/strict";
-import { formatBytes, formatType, libraryHref, loginHref, parseTagList, safeNext } from "./ui.ts";
+import { formatBytes, formatType, libraryHref, loginHref, parseTagText, safeNext } from "./ui.ts";
 
-Deno.test("parseTagList() normalises like the API and drops impossible names", () => {
-  assert.deepEqual(parseTagList(" Cat , SUR  prised,,cat, a/b, "), ["cat", "sur_prised"]);
-  assert.deepEqual(parseTagList(null), []);
-  assert.deepEqual(parseTagList("x".repeat(65)), []);
+Deno.test("parseTagText() normalises like the API and drops impossible names", () => {
+  assert.deepEqual(parseTagText(" Cat , SUR  prised,,cat, a/b, "), ["cat", "sur_prised"]);
+  assert.deepEqual(parseTagText(null), []);
+  assert.deepEqual(parseTagText("x".repeat(65)), []);
 });
 
 Deno.test("safeNext() keeps only same-origin paths", () => {

@@ -1,7 +1,7 @@
 import { useState } from "preact/hooks";
 import { ApiError, apiJson, sendJson } from "../client/api_client.ts";
 import type { TagAliasDto, TagImplicationDto } from "../domain/types.ts";
-import { parseTagList } from "../client/ui.ts";
+import { parseTagText } from "../client/ui.ts";
 import { TagInput } from "./TagInput.tsx";
 
 /** Props: the rules as loaded, and what to call after a change. */
@@ -40,7 +40,7 @@ export function TagRulesEditor({ aliases, implications, onChanged }: TagRulesEdi
       setBusy(false);
     }
   };
-  const one = (text: string) => parseTagList(text)[0] ?? text.trim();
+  const one = (text: string) => parseTagText(text)[0] ?? text.trim();
 
   return (
     <section class="tag-rules" aria-label="Edit tag rules">
@@ -78,7 +78,7 @@ export function TagRulesEditor({ aliases, implications, onChanged }: TagRulesEdi
             const set = await sendJson<TagImplicationDto>(
               "PUT",
               `/api/v1/tag-implications/${enc(one(tag))}`,
-              { implies: parseTagList(implies) },
+              { implies: parseTagText(implies) },
             );
             setTag("");
             setImplies("");

@@ -7,7 +7,7 @@ import { wordsOf } from "../domain/caption_text.ts";
 import type { Fragment } from "./client.ts";
 
 /** Who wrote a caption: recognition, or a person (never overwritten by recognition). */
-export type TextSource = "ocr" | "manual";
+export type CaptionSource = "ocr" | "manual";
 
 /**
  * Key of the advisory lock that a transaction adding words to the dictionary takes before it

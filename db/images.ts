@@ -8,7 +8,7 @@ import type { ImageDto } from "../domain/types.ts";
 import type { Sql } from "./client.ts";
 import { transaction } from "./client.ts";
 import { forgetKeysOf } from "./pending_deletes.ts";
-import { linkWordStatements, type TextSource } from "./caption_words.ts";
+import { type CaptionSource, linkWordStatements } from "./caption_words.ts";
 import {
   impliedClosure,
   lockTagRulesShared,
@@ -80,9 +80,10 @@ export async function getImageByHash(sql: Sql, hash: string): Promise<ImageWithT
  * rarest tag and probes each of its images for the others. A merge reads both tags' entries in
  * order (each at most MAX_EXAMINED a page); a probe descends the index for each candidate. The
  * threshold is where the probe's page time at a million images overtook the merge's (B5; figures
- * in bench/RESULTS.md#notes-moved-from-code-comments).
+ * in bench/RESULTS.md#notes-moved-from-code-comments). The caption search's merge of a word with a
+ * tag has its own bound, measured on its own (WORD_TAG_MERGE_MAX_RATIO).
  */
-export const MERGE_MAX_RATIO = 10;
+export const TAG_MERGE_MAX_RATIO = 10;
 
 /**
  * The most rows one page statement returns: the API's largest page (200) and one more, which
@@ -223,7 +224,7 @@ export async function listImagesByUploader(
  * A listing's statement: for no tag, one tag, or several (see listImages), and its bound of
  * candidates (a constant of the text).
  */
-interface ListingShape {
+export interface ListingShape {
   tags: 0 | 1 | 2;
   examine: number;
 }
@@ -256,7 +257,7 @@ const LISTING_STATEMENTS = new StatementCache<ListingShape, (typeof L)[keyof typ
  * at or above it was examined, so the next page starts there and none is seen twice
  * (tests/db_listing_test.ts 'a bounded walk').
  */
-function listingStatement({ tags: shape, examine }: ListingShape): Piece {
+export function listingStatement({ tags: shape, examine }: ListingShape): Piece {
   const before = (column: Piece) => q`${column} < (select ${L.before}::bigint)`;
   const scan = raw(`limit ${MAX_PAGE_ROWS}`);
   const bound = raw(`limit ${examine}`);
@@ -319,7 +320,7 @@ function listingStatement({ tags: shape, examine }: ListingShape): Piece {
         order by d.image_seq desc ${scan})
       ${withResume(clash(q`select id from wanted`), cut(tagWindow(wanted)))}`;
   }
-  const ratio = raw(String(MERGE_MAX_RATIO));
+  const ratio = raw(String(TAG_MERGE_MAX_RATIO));
   // The candidate `d` also carries every tag ranked after `rank`. The IDs come as one array (an
   // init plan, run once), so the plan is costed the same whatever the number of names.
   const carriesRankedAfter = (rank: 1 | 2, column: Piece) => {
@@ -390,7 +391,7 @@ export interface NewImage {
   /** A restored image's creation date; now when null. */
   createdAt?: Date | null;
   /** A restored image's caption; null: recognition will write it. */
-  caption?: { text: string; source: TextSource } | null;
+  caption?: { text: string; source: CaptionSource } | null;
   /** The uploader's account ID; null: nobody known. */
   uploadedBy?: string | null;
 }

@@ -189,7 +189,7 @@ export async function nearestTo(
 }
 
 /** A pair of the duplicates view. */
-export interface DuplicatePair {
+export interface SimilarPair {
   a: ImageWithTags;
   b: ImageWithTags;
   distance: number;
@@ -201,11 +201,11 @@ export interface DuplicatePair {
  * an index (migration 015) that the page walks and stops: offset + limit entries, whatever the
  * number of pairs (tests/pair_shared_tags_test.ts, bench B11).
  */
-export async function listDuplicatePairs(
+export async function listSimilarPairs(
   sql: Sql,
   limit: number,
   offset: number,
-): Promise<DuplicatePair[]> {
+): Promise<SimilarPair[]> {
   const pairs = await sql<{ a: string; b: string; distance: number; shared_tags: number }[]>`
     select p.a, p.b, p.distance, p.shared_tags from similar_pairs p
     order by p.shared_tags desc, p.distance, p.a, p.b

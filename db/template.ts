@@ -1,7 +1,7 @@
 /**
  * Statements whose text is built once per shape and then only given values (the caption search,
- * db/captions.ts; the listings, db/images.ts). postgres.js builds a statement from its
- * tagged-template fragments on every call and has no way to reuse the text it built: for the
+ * db/caption_search_statement.ts; the listings, db/images.ts). postgres.js builds a statement from
+ * its tagged-template fragments on every call and has no way to reuse the text it built: for the
  * caption search some hundred fragments (each a Promise) rendered into 15 KB of text, several
  * times the client's CPU of a four-parameter `select`, most of which keeping the text saves
  * (bench/RESULTS.md#notes-moved-from-code-comments). Here the

@@ -1,11 +1,11 @@
 /**
  * Caption text and its words: what a caption may hold, and the words a search looks up. One
- * definition for the stored words (db/captions.ts) and a query's words, so that they always agree.
+ * definition for the stored words (db/caption_words.ts) and a query's words, so that they always agree.
  */
 import { AppError } from "./errors.ts";
 
 /** Longest caption kept, recognised or written (the longest meme caption is a few lines). */
-export const MAX_TEXT_CHARS = 2000;
+export const MAX_CAPTION_CHARS = 2000;
 
 /** Longest caption search (`q`), like the tag search's `q`. */
 export const MAX_QUERY_CHARS = 128;
@@ -18,8 +18,8 @@ export const MAX_QUERY_WORDS = 8;
 
 /**
  * Trigram similarity at or above which a dictionary word matches a query word approximately
- * (db/captions.ts; the search pool gives pg_trgm the same threshold, db/client.ts).
- * "facepralm" is 0.58 from "facepalm" (bench/text_quality.ts has the figures behind the choice).
+ * (db/caption_search.ts; the search pool gives pg_trgm the same threshold, db/client.ts).
+ * "facepralm" is 0.58 from "facepalm" (bench/caption_quality.ts has the figures behind the choice).
  */
 export const SIMILARITY_THRESHOLD = 0.5;
 
@@ -33,15 +33,15 @@ export class CaptionTextError extends AppError {
 
 /**
  * A caption as stored: NFC, control characters other than line breaks removed, each line's
- * whitespace collapsed, trimmed; CaptionTextError when longer than MAX_TEXT_CHARS.
+ * whitespace collapsed, trimmed; CaptionTextError when longer than MAX_CAPTION_CHARS.
  */
-export function normaliseText(text: string): string {
+export function normalizeCaption(text: string): string {
   const lines = text.normalize("NFC").replace(/\r\n?/g, "\n").split("\n")
     // deno-lint-ignore no-control-regex
     .map((line) => line.replace(/[\u0000-\u001f\u007f]/g, " ").replace(/\s+/g, " ").trim());
   const out = lines.join("\n").replace(/\n{3,}/g, "\n\n").trim();
-  if (out.length > MAX_TEXT_CHARS) {
-    throw new CaptionTextError(`text is longer than ${MAX_TEXT_CHARS} characters`);
+  if (out.length > MAX_CAPTION_CHARS) {
+    throw new CaptionTextError(`text is longer than ${MAX_CAPTION_CHARS} characters`);
   }
   return out;
 }

@@ -1,7 +1,7 @@
 /**
  * The service's one error vocabulary: `AppError` with a stable `code`, and ERRORS, the one table
  * from a code to its HTTP status, headers and body shape. The API (api/errors.ts) and the pages
- * (routes/mod.ts) both answer through `problemOf`, so a new error is one row here. Failures of the
+ * (routes/_pages.ts) both answer through `problemOf`, so a new error is one row here. Failures of the
  * infrastructure (database, storage, contended writes) are classified here too. Pure: no Deno,
  * Hono or database imports, so the domain, db/ and the islands may import it.
  */

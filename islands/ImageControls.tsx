@@ -3,7 +3,7 @@ import { Star } from "../components/Star.tsx";
 import { TagInput } from "../components/TagInput.tsx";
 import { ApiError, apiJson, sendJson, useToken } from "../client/api_client.ts";
 import type { ImageDto, TagDto } from "../domain/types.ts";
-import { altText, libraryHref, parseTagList } from "../client/ui.ts";
+import { altText, libraryHref, parseTagText } from "../client/ui.ts";
 import { htmlOf, markdownOf } from "../domain/share_links.ts";
 import { useCopier } from "../components/CopyFeedback.tsx";
 import { ShareButton } from "../components/ShareButton.tsx";
@@ -120,7 +120,7 @@ function WriteControls({ image, tags, onTags }: WriteProps) {
     setMessage("");
     try {
       const updated = await sendJson<ImageDto>("PATCH", `${path}/tags`, {
-        tags: parseTagList(text),
+        tags: parseTagText(text),
       });
       onTags(updated.tags);
       setEditing(false);

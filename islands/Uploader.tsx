@@ -9,7 +9,7 @@ import {
   uploadImage,
   type UploadResult,
 } from "../client/api_client.ts";
-import { formatBytes, loginHref, parseTagList } from "../client/ui.ts";
+import { formatBytes, loginHref, parseTagText } from "../client/ui.ts";
 import { searchByImage } from "../client/search_by_image.ts";
 import { SharedFiles, useSharedFiles } from "../components/SharedFiles.tsx";
 import type { ImageDto } from "../domain/types.ts";
@@ -173,7 +173,7 @@ export default function Uploader() {
   };
 
   const add = (files: Iterable<File>, tagText = tagsRef.current) => {
-    const batchTags = parseTagList(tagText);
+    const batchTags = parseTagText(tagText);
     const added: Item[] = [];
     for (const file of files) {
       const key = nextKey.current++;

@@ -1,4 +1,4 @@
-import DuplicatePairs from "../islands/DuplicatePairs.tsx";
+import SimilarPairs from "../islands/SimilarPairs.tsx";
 import TagBrowser from "../islands/TagBrowser.tsx";
 import { AppError } from "../domain/errors.ts";
 import { MAX_TAG_QUERY_LENGTH } from "../domain/tag_names.ts";
@@ -25,7 +25,7 @@ export const handler: PageHandler = async (c, { read, render }) => {
     <>
       <h1>Tags</h1>
       <TagBrowser initial={tags} q={q} offset={offset} pageSize={PAGE_SIZE} />
-      <DuplicatePairs />
+      <SimilarPairs />
     </>,
     { title: "Tags" },
   );

@@ -9,7 +9,11 @@ import {
   MAX_PAGE_ROWS,
 } from "../db/images.ts";
 import { userIdByName } from "../db/users.ts";
-import { searchImagesByText, type TextCursor, type TextHit } from "../db/captions.ts";
+import {
+  type CaptionCursor,
+  type CaptionHit,
+  searchImagesByCaption,
+} from "../db/caption_search.ts";
 import { queryWords } from "../domain/caption_text.ts";
 import { knownTagNames, listTags, suggestTags } from "../db/tags.ts";
 import { splitSearch } from "../domain/search_text.ts";
@@ -50,12 +54,12 @@ export function decodeCursor(cursor: string): string {
 }
 
 /** The opaque cursor of a caption search after a hit of `level` at `seq`. */
-export function encodeTextCursor(after: TextCursor): string {
+export function encodeCaptionCursor(after: CaptionCursor): string {
   return btoa(`v2:${after.level}:${after.seq}`).replace(/=+$/, "");
 }
 
 /** The position of a caption search's cursor, or BadCursorError. */
-export function decodeTextCursor(cursor: string): TextCursor {
+export function decodeCaptionCursor(cursor: string): CaptionCursor {
   const m = /^v2:([12]):(\d{1,18})$/.exec(cursorText(cursor));
   if (!m) throw new BadCursorError();
   return { level: Number(m[1]) as 1 | 2, seq: m[2] };
@@ -119,11 +123,11 @@ export function createReadModel(
     cursor: string | null,
   ): Promise<ImagePage> => {
     const uploader = q.uploader!.toLowerCase();
-    let at = cursor ? decodeTextCursor(cursor) : null;
-    const hits: TextHit[] = [];
+    let at = cursor ? decodeCaptionCursor(cursor) : null;
+    const hits: CaptionHit[] = [];
     for (let round = 0; round < UPLOADER_SEARCH_ROUNDS; round++) {
       const rows = await retryRead(() =>
-        searchImagesByText(searchSql, {
+        searchImagesByCaption(searchSql, {
           words,
           tags: q.tags,
           exclude: q.exclude ?? [],
@@ -141,7 +145,7 @@ export function createReadModel(
         const last = hits[q.limit - 1];
         return {
           items: hits.slice(0, q.limit).map((r) => toImageDto(r, publicBase)),
-          next_cursor: encodeTextCursor({ level: last.level, seq: last.seq }),
+          next_cursor: encodeCaptionCursor({ level: last.level, seq: last.seq }),
         };
       }
       if (rows.length < MAX_PAGE_ROWS) at = null;
@@ -149,7 +153,7 @@ export function createReadModel(
     }
     return {
       items: hits.map((r) => toImageDto(r, publicBase)),
-      next_cursor: at ? encodeTextCursor(at) : null,
+      next_cursor: at ? encodeCaptionCursor(at) : null,
     };
   };
   const loadPage = async (
@@ -181,11 +185,17 @@ export function createReadModel(
         }
         return await listImages(sql, { tags, exclude, limit: limit + 1, beforeSeq, examine });
       }
-      const after = cursor ? decodeTextCursor(cursor) : null;
-      return await searchImagesByText(searchSql, { words, tags, exclude, limit: limit + 1, after });
+      const after = cursor ? decodeCaptionCursor(cursor) : null;
+      return await searchImagesByCaption(searchSql, {
+        words,
+        tags,
+        exclude,
+        limit: limit + 1,
+        after,
+      });
     });
     const items = rows.slice(0, limit);
-    const last = items[items.length - 1] as (typeof items)[number] & Partial<TextHit>;
+    const last = items[items.length - 1] as (typeof items)[number] & Partial<CaptionHit>;
     // A listing that stopped at its bound of candidates resumes below them, however few it found.
     const resume = (rows as Partial<ListedImages>).resume ?? null;
     return {
@@ -193,7 +203,7 @@ export function createReadModel(
       next_cursor: rows.length <= limit
         ? (resume === null ? null : encodeCursor(resume))
         : last.level
-        ? encodeTextCursor({ level: last.level, seq: last.seq })
+        ? encodeCaptionCursor({ level: last.level, seq: last.seq })
         : encodeCursor(last.seq),
     };
   };
@@ -203,7 +213,9 @@ export function createReadModel(
       const cursor = q.cursor ?? null;
       // Decoded first: a bad cursor is refused before the cache is asked, and the page is kept
       // by its position, not by the cursor's spelling.
-      const at = cursor ? (words.length ? decodeTextCursor(cursor) : decodeCursor(cursor)) : null;
+      const at = cursor
+        ? (words.length ? decodeCaptionCursor(cursor) : decodeCursor(cursor))
+        : null;
       const exclude = [...q.exclude ?? []].sort();
       const uploader = q.uploader?.toLowerCase() ?? null;
       const key = JSON.stringify([[...q.tags].sort(), exclude, words, q.limit, at, uploader]);

@@ -8,9 +8,11 @@
  */
 import assert from "node:assert/strict";
 import postgres from "postgres";
-import { searchImagesByText, setImageText, type TextCursor } from "../db/captions.ts";
+import { type CaptionCursor, searchImagesByCaption } from "../db/caption_search.ts";
+import { setImageCaption } from "../db/captions.ts";
 import { replaceWords } from "../db/caption_words.ts";
-import { recogniseImage, RECOGNITION_QUEUE } from "../services/captions/recognition.ts";
+import { recognizeImage } from "../services/captions/recognition.ts";
+import { CAPTION_RECOGNITION_QUEUE } from "../services/queues.ts";
 import { SIMILARITY_THRESHOLD } from "../domain/caption_text.ts";
 import type { ImageDto, ImagePage } from "../domain/types.ts";
 import { startService } from "./_harness/app.ts";
@@ -79,7 +81,7 @@ async function waitForText(id: string): Promise<ImageDto> {
 async function recognitionTrail(id: string): Promise<string> {
   const jobs = await svc.db.sql`
     select state, retry_count, output from jobs.job
-    where name = ${RECOGNITION_QUEUE} and data->>'short_id' = ${id}`
+    where name = ${CAPTION_RECOGNITION_QUEUE} and data->>'short_id' = ${id}`
     .then((rows) => JSON.stringify(rows), (err) => `jobs not read: ${err}`);
   const lines = svc.logs.filter((l) => l.includes(id) || /"level":"(warn|error)"/.test(l));
   return `its jobs: ${jobs}; log: ${lines.slice(-20).join("\n")}`;
@@ -133,7 +135,7 @@ Deno.test("a person's text is kept; recognition never overwrites it", async () =
   assert.equal(patched.text_source, "manual");
   printed = "SOMETHING ELSE";
   const before = reads;
-  await recogniseImage(
+  await recognizeImage(
     { sql: svc.services.sql, store: svc.services.store, log: svc.services.log, reader: read },
     image.short_id,
   );
@@ -186,9 +188,9 @@ Deno.test("q: exact matches first, then recognition slips, each newest first; wi
   for (
     const [img, text] of [[exactOld, "FACEPALM"], [slip, "FACEPRALM"], [exactNew, "Facepalm!"]]
   ) {
-    await setImageText(svc.services.sql, (img as ImageDto).short_id, text as string, "manual");
+    await setImageCaption(svc.services.sql, (img as ImageDto).short_id, text as string, "manual");
   }
-  await setImageText(svc.services.sql, other.short_id, "EYE ROLL", "manual");
+  await setImageCaption(svc.services.sql, other.short_id, "EYE ROLL", "manual");
   const want = [exactNew.short_id, exactOld.short_id, slip.short_id];
   assert.deepEqual(await search({ q: "facepalm", tags: tag }), want);
   assert.deepEqual(await search({ q: "FacePalm", tags: tag }, 1), want, "one per page");
@@ -244,7 +246,7 @@ Deno.test("q returns exactly what a brute-force query over every caption returns
     const words = Array.from({ length: 1 + (i % 4) }, (_, k) => vocabulary[(i * 7 + k * 3) % 9]);
     // Some captions carry a word and its slip ("HAPPY HAPY"): exact hits the near walks meet.
     if (i % 5 === 0) words.push(vocabulary[(i * 7 + 1) % 9]);
-    await setImageText(sql, image.short_id, words.join(" ").toUpperCase(), "manual");
+    await setImageCaption(sql, image.short_id, words.join(" ").toUpperCase(), "manual");
     ids.push(image.short_id);
   }
   // Words spelt as on some images, slips of them, and words no caption has: "angri" and "thumbz"
@@ -316,9 +318,9 @@ Deno.test("q returns exactly what a brute-force query over every caption returns
       // Each way of finding a level's images (the counts choose one), forced, finds the same.
       for (const method of ["walk", "index", "merge"] as const) {
         const found: string[] = [];
-        let after: TextCursor | null = null;
+        let after: CaptionCursor | null = null;
         for (;;) {
-          const rows = await searchImagesByText(sql, {
+          const rows = await searchImagesByCaption(sql, {
             words,
             tags: [...tags],
             exclude: [...exclude],
@@ -350,7 +352,7 @@ Deno.test("a search's words and tags are one scan of the word and tag index; no 
   const words = ["happy", "fine"];
   for (const tags of [[], ["some_tag"]]) {
     const search = (sql: postgres.Sql) =>
-      searchImagesByText(sql, {
+      searchImagesByCaption(sql, {
         words,
         tags,
         exclude: [],
@@ -378,9 +380,9 @@ Deno.test("the words' image counts stay exact through edits, clears and deletes"
   const [one, two, three] = ["one", "two", "three"].map((n) =>
     `zq${n}${crypto.randomUUID().slice(0, 4)}`
   );
-  await setImageText(sql, a.short_id, `${one} ${two}`, "manual");
-  await setImageText(sql, b.short_id, two, "manual");
-  await setImageText(sql, a.short_id, `${two} ${three}`, "manual");
+  await setImageCaption(sql, a.short_id, `${one} ${two}`, "manual");
+  await setImageCaption(sql, b.short_id, two, "manual");
+  await setImageCaption(sql, a.short_id, `${two} ${three}`, "manual");
   const del = await svc.app.request(`/api/v1/images/${b.short_id}`, {
     method: "DELETE",
     headers: auth,
@@ -429,8 +431,8 @@ Deno.test("a new word's near spellings are stored both ways, at the search's thr
   // word is far.
   const a = randomWord(10);
   const [b, far] = [`${a.slice(0, -1)}${a.endsWith("x") ? "y" : "x"}`, randomWord(10)];
-  await setImageText(sql, (await newImage()).short_id, a, "manual");
-  await setImageText(sql, (await newImage()).short_id, `${b} ${far}`, "manual");
+  await setImageCaption(sql, (await newImage()).short_id, a, "manual");
+  await setImageCaption(sql, (await newImage()).short_id, `${b} ${far}`, "manual");
   const [{ s }] = await sql<{ s: number }[]>`select similarity(${a}, ${b}) as s`;
   assert.ok(s >= SIMILARITY_THRESHOLD);
   assert.deepEqual(await neighboursOf(a), { [b]: s });
@@ -476,8 +478,8 @@ Deno.test("two writers adding words near each other at once both store the pair"
   assert.deepEqual(Object.keys(await neighboursOf(a)), [b]);
   assert.deepEqual(Object.keys(await neighboursOf(b)), [a]);
   // The images' captions say what their words are, as every write path leaves them.
-  await setImageText(sql, images[0].short_id, a, "manual");
-  await setImageText(sql, images[1].short_id, b, "manual");
+  await setImageCaption(sql, images[0].short_id, a, "manual");
+  await setImageCaption(sql, images[1].short_id, b, "manual");
 });
 
 Deno.test("merge-into moves the caption when the other image has none", async () => {
@@ -486,7 +488,7 @@ Deno.test("merge-into moves the caption when the other image has none", async ()
   assert.equal((await waitForText(into.short_id)).text, "");
   printed = "THIS IS FINE";
   const from = await newImage();
-  await setImageText(svc.services.sql, from.short_id, "MOVED WORDS", "manual");
+  await setImageCaption(svc.services.sql, from.short_id, "MOVED WORDS", "manual");
   const res = await svc.app.request(`/api/v1/images/${from.short_id}/merge-into/${into.short_id}`, {
     method: "POST",
     headers: auth,
@@ -502,11 +504,11 @@ Deno.test("merge-into moves the caption when the other image has none", async ()
  * the statement as sent (for EXPLAIN) and how many rows it found.
  */
 async function sentSearch(
-  opts: Pick<Parameters<typeof searchImagesByText>[1], "words" | "tags" | "limit" | "method">,
+  opts: Pick<Parameters<typeof searchImagesByCaption>[1], "words" | "tags" | "limit" | "method">,
 ) {
   let found = 0;
   const statement = await sentStatement(svc.db.url, async (sql) => {
-    found = (await searchImagesByText(sql, { ...opts, exclude: [], after: null })).length;
+    found = (await searchImagesByCaption(sql, { ...opts, exclude: [], after: null })).length;
   }, /with q as/);
   return { statement, found };
 }
@@ -516,7 +518,7 @@ Deno.test("a word and a tag of similar counts are merged on the search pool's ge
   const tag = `mj_${crypto.randomUUID().slice(0, 6)}`;
   for (let i = 0; i < 6; i++) {
     const image = await uncaptionedImage([tag]);
-    await setImageText(svc.services.sql, image.short_id, i % 2 ? "MERGE ME" : "MERGE", "manual");
+    await setImageCaption(svc.services.sql, image.short_id, i % 2 ? "MERGE ME" : "MERGE", "manual");
   }
   const { statement, found } = await sentSearch({
     words: ["merge"],
@@ -562,7 +564,7 @@ Deno.test("the counts choose each level's way: the index where lists never meet,
     /** The way the exact level took: the node of the index or of the merge that ran, else a walk. */
     const exactWay = async (words: string[], tags: string[] = []) => {
       const statement = await sentStatement(db.url, async (sql) => {
-        await searchImagesByText(sql, { words, tags, exclude: [], limit: 51, after: null });
+        await searchImagesByCaption(sql, { words, tags, exclude: [], limit: 51, after: null });
       }, /with q as/);
       const plan = await explainWith(
         searchSql,
@@ -608,12 +610,12 @@ Deno.test("the exact level's walk of a tag stops at the page of exact hits", asy
   const word = randomWord(9);
   for (let i = 0; i < 12; i++) {
     const image = await uncaptionedImage([tag]);
-    await setImageText(svc.services.sql, image.short_id, word.toUpperCase(), "manual");
+    await setImageCaption(svc.services.sql, image.short_id, word.toUpperCase(), "manual");
   }
   // More images carry the word than the tag: the tag drives the walk.
   for (let i = 0; i < 3; i++) {
     const image = await uncaptionedImage();
-    await setImageText(svc.services.sql, image.short_id, word.toUpperCase(), "manual");
+    await setImageCaption(svc.services.sql, image.short_id, word.toUpperCase(), "manual");
   }
   const { statement, found } = await sentSearch({
     words: [word],
@@ -635,8 +637,8 @@ Deno.test("the exact level's walk of a tag stops at the page of exact hits", asy
 Deno.test("merge-into keeps the other image's own caption", async () => {
   const into = await uncaptionedImage();
   const from = await uncaptionedImage();
-  await setImageText(svc.services.sql, into.short_id, "KEPT WORDS", "manual");
-  await setImageText(svc.services.sql, from.short_id, "DROPPED WORDS", "manual");
+  await setImageCaption(svc.services.sql, into.short_id, "KEPT WORDS", "manual");
+  await setImageCaption(svc.services.sql, from.short_id, "DROPPED WORDS", "manual");
   assert.equal((await getImage(from.short_id)).text, "DROPPED WORDS");
   const res = await svc.app.request(`/api/v1/images/${from.short_id}/merge-into/${into.short_id}`, {
     method: "POST",

@@ -8,7 +8,7 @@
  */
 import assert from "node:assert/strict";
 import { createSql } from "../db/client.ts";
-import { type ListedImages, listImages, MERGE_MAX_RATIO } from "../db/images.ts";
+import { type ListedImages, listImages, TAG_MERGE_MAX_RATIO } from "../db/images.ts";
 import { createReadModel } from "../services/read_model.ts";
 import type { ImagePage } from "../domain/types.ts";
 import { migratedDatabase } from "./_harness/db.ts";
@@ -59,8 +59,8 @@ Deno.test("tag pages equal a plain query's, merged or probed, with and without a
   const count = async (name: string) =>
     (await db.sql`select image_count from tags where name = ${name}`)[0].image_count as number;
   const [t1, t2, t150] = [await count("t1"), await count("t2"), await count("t150")];
-  assert.ok(t1 <= MERGE_MAX_RATIO * t2, `t1 (${t1}) and t2 (${t2}) are merged`);
-  assert.ok(t1 > MERGE_MAX_RATIO * t150, `t1 (${t1}) and t150 (${t150}) are probed`);
+  assert.ok(t1 <= TAG_MERGE_MAX_RATIO * t2, `t1 (${t1}) and t2 (${t2}) are merged`);
+  assert.ok(t1 > TAG_MERGE_MAX_RATIO * t150, `t1 (${t1}) and t150 (${t150}) are probed`);
   const cases = [
     ["t1"],
     ["t150"],

@@ -10,7 +10,7 @@ import { AppError, type ErrorCode, ERRORS, forField, problemOf } from "../domain
 import { buildAssets } from "../adapters/islands/build.ts";
 import type { ReadModel } from "../domain/types.ts";
 import { StorageError } from "../adapters/storage/mod.ts";
-import { createPagesApp } from "../routes/mod.ts";
+import { createPagesApp } from "../routes/_pages.ts";
 import { fakeReadModel } from "./_fake_read_model.ts";
 
 const ROOT = new URL("../", import.meta.url);
@@ -232,7 +232,7 @@ async function handlerFiles(): Promise<string[]> {
 
 Deno.test("no handler tells errors apart by class or name: the table of domain/errors.ts does", async () => {
   const files = await handlerFiles();
-  assert.ok(files.includes("api/image_writes.ts") && files.includes("routes/mod.ts"), "sanity");
+  assert.ok(files.includes("api/image_writes.ts") && files.includes("routes/_pages.ts"), "sanity");
   const offences: string[] = [];
   for (const file of files) {
     const lines = (await Deno.readTextFile(new URL(file, ROOT))).split("\n");

@@ -8,6 +8,8 @@ import postgres from "postgres";
 import { type Job, JobQueue } from "../adapters/jobs/mod.ts";
 import { captureLogger } from "../adapters/log.ts";
 import { freshDatabase } from "./_harness/db.ts";
+import { FORMER_QUEUE_NAMES, QUEUE_NAMES } from "../services/queues.ts";
+import { similarBackfillKind } from "../services/similar/backfill.ts";
 
 const db = await freshDatabase();
 const { log } = captureLogger("warn");
@@ -221,4 +223,41 @@ Deno.test("a job that fails because the queue is stopping goes back to the queue
   await q.stop();
   const seen = await ranElsewhere("interrupted", 1);
   assert.deepEqual(seen, [{ n: 1, tries: 0 }]);
+});
+
+Deno.test("a kind also works the jobs still queued under its former names", async () => {
+  // An older version sent to "old-name" and stopped; the new one works "new-name".
+  const older = await queue();
+  await older.declare({ name: "old-name" });
+  await older.send("old-name", { n: 1 });
+  await older.send("old-name", { n: 2 });
+  await older.stop();
+  const seen: number[] = [];
+  const newer = await queue();
+  await newer.work<{ n: number }>({
+    name: "new-name",
+    // "never-was" has no queue: nothing to work, and no error.
+    formerNames: ["old-name", "never-was"],
+    handler: (j) => (seen.push(j.data.n), Promise.resolve()),
+  });
+  await newer.send("new-name", { n: 3 });
+  await until(() => seen.length === 3, 10_000, "the jobs of both names ran");
+  await newer.stop();
+  assert.deepEqual(seen.toSorted(), [1, 2, 3]);
+  assert.deepEqual(await jobStates("old-name"), [{ state: "completed", n: 2 }]);
+});
+
+Deno.test("queue names follow one pattern, <concept>-<work>, and the renamed keep their old", () => {
+  assert.deepEqual(QUEUE_NAMES, [
+    "caption-recognition",
+    "caption-backfill",
+    "similar-backfill",
+    "tag-implications",
+  ]);
+  for (const name of QUEUE_NAMES) assert.match(name, /^(caption|similar|tag)-[a-z]+$/);
+  assert.deepEqual(FORMER_QUEUE_NAMES, { "similar-backfill": ["phash-backfill"] });
+  // The similar backfill's kind works its former queue, where jobs of `phash:backfill` may wait.
+  const kind = similarBackfillKind({} as Parameters<typeof similarBackfillKind>[0]);
+  assert.equal(kind.name, "similar-backfill");
+  assert.deepEqual(kind.formerNames, ["phash-backfill"]);
 });

@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import postgres from "postgres";
 import { applyImplicationsBatch } from "../db/apply_implications.ts";
 import { deleteImage, insertImage, updateImageTags } from "../db/images.ts";
-import { listDuplicatePairs, mergeImageInto, recordImageHash } from "../db/similar.ts";
+import { listSimilarPairs, mergeImageInto, recordImageHash } from "../db/similar.ts";
 import { putAlias, putImplications, renameTag } from "../db/tag_rules.ts";
 import { imageRow, migratedDatabase } from "./_harness/db.ts";
 import { explainWith, sentStatement } from "./_harness/plans.ts";
@@ -26,7 +26,7 @@ async function image(tags: string[], phash: bigint): Promise<string> {
 
 /** Every pair as `a+b: shared_tags` by short ID (each pair's two IDs sorted), sorted. */
 async function counts(): Promise<string[]> {
-  const pairs = await listDuplicatePairs(db.sql, 100, 0);
+  const pairs = await listSimilarPairs(db.sql, 100, 0);
   return pairs.map((p) => `${[p.a.short_id, p.b.short_id].sort().join("+")}: ${p.shared_tags}`)
     .sort();
 }
@@ -159,7 +159,7 @@ Deno.test("the duplicates page walks the pairs' order index and reads offset + l
   for (const [limit, offset] of [[50, 0], [50, 1000]]) {
     const statement = await sentStatement(
       db.url,
-      (sql) => listDuplicatePairs(sql as never, limit, offset),
+      (sql) => listSimilarPairs(sql as never, limit, offset),
       /from similar_pairs/,
     );
     for (const mode of ["auto", "force_generic_plan"]) {

@@ -84,7 +84,7 @@ async function readerGraph(): Promise<{ files: string[]; packages: string[] }> {
 
 Deno.test("reader.ts loads none of the write path, the embedded database, migrations or the build", async () => {
   const { files, packages } = await readerGraph();
-  assert.ok(files.includes("api/read_api.ts") && files.includes("routes/mod.ts"), "sanity");
+  assert.ok(files.includes("api/read_api.ts") && files.includes("routes/_pages.ts"), "sanity");
   assert.ok(files.includes("vendor/postgres/src/index.js"), "sanity: postgres.js, vendored");
   assert.ok(files.includes("adapters/storage/s3.ts"), "sanity");
   assert.ok(files.includes("wiring/service.ts"), "sanity: built by the one wiring function");

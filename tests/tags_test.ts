@@ -11,7 +11,7 @@ import type { JobQueue } from "../adapters/jobs/mod.ts";
 import { scheduleImplications } from "../services/tags/implications.ts";
 import { tagCountDrift } from "./_harness/consistency.ts";
 import { until } from "./_harness/waits.ts";
-import { setImageText } from "../db/captions.ts";
+import { setImageCaption } from "../db/captions.ts";
 
 const svc = await startService({ jobs: true });
 Deno.test.afterAll(() => svc.close());
@@ -191,7 +191,7 @@ Deno.test("exclusion: happy,-sarcastic; exclusions alone; several; the 50 cap co
   await ok(call("PUT", `/tag-aliases/${alias}`, { target: sarcastic }), 201);
   assert.deepEqual(await ids(`tags=${happy},-${alias}`), [c.short_id, a.short_id]);
   // In a filter of required tags and a caption search too; and an alias of an excluded tag clashes.
-  await setImageText(svc.db.sql, b.short_id, "ALIASED CAPTION", "manual");
+  await setImageCaption(svc.db.sql, b.short_id, "ALIASED CAPTION", "manual");
   assert.deepEqual(await ids(`tags=${alias}`), [b.short_id]);
   assert.deepEqual(await ids(`tags=${alias}&q=aliased caption`), [b.short_id]);
   assert.deepEqual(await ids(`tags=${happy},${alias},-${sarcastic}`), []);

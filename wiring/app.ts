@@ -1,11 +1,11 @@
 /** The full service's app: the whole API, the docs when enabled, and the pages. */
 import { docsRoutes } from "../api/docs.ts";
-import { createApiApp } from "../api/mod.ts";
+import { createApiApp } from "../api/app.ts";
 import { createShell } from "./app_shell.ts";
 import type { Services } from "../services/deps.ts";
 import { UploadState } from "../services/upload/state.ts";
 import { originSettings } from "../adapters/http/origin.ts";
-import { createPagesApp } from "../routes/mod.ts";
+import { createPagesApp } from "../routes/_pages.ts";
 
 /** Options of `createApp`. */
 export interface AppOptions {

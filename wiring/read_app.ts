@@ -5,7 +5,7 @@
  */
 import { createReadApi } from "../api/read_api.ts";
 import { originSettings } from "../adapters/http/origin.ts";
-import { createPagesApp } from "../routes/mod.ts";
+import { createPagesApp } from "../routes/_pages.ts";
 import type { Services } from "../services/deps.ts";
 import { createShell } from "./app_shell.ts";
 

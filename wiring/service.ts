@@ -62,7 +62,7 @@ export interface WriteSide {
   workImplications(jobs: JobQueue, services: Services): Promise<void>;
   /** Starts the sweeper of pending deletes; returns what stops it. */
   startDeleteSweeper(services: Services): () => unknown;
-  workPhashBackfill(jobs: JobQueue, services: Services, thumbnails: Thumbnailer): Promise<void>;
+  workSimilarBackfill(jobs: JobQueue, services: Services, thumbnails: Thumbnailer): Promise<void>;
   /** Works caption recognition; returns what stops the recogniser once no job is taken. */
   workRecognition(
     jobs: JobQueue,
@@ -101,7 +101,7 @@ export interface ServiceSwitches {
   /** Sweep pending deletes (default true). */
   sweeper?: boolean;
   /** Work the perceptual-hash backfill jobs (default true; needs the thumbnailer). */
-  phashBackfill?: boolean;
+  similarBackfill?: boolean;
   /** The event loop's thread first, libvips' threads lowered (default true). */
   priorities?: boolean;
   /** Where the client assets are (default: `_build` beside the code). */
@@ -222,8 +222,8 @@ export async function buildService(sw: ServiceSwitches): Promise<Service> {
       const stopSweeper = w.startDeleteSweeper(services);
       stops.push(() => void stopSweeper());
     }
-    if (jobs && thumbnails && sw.phashBackfill !== false) {
-      await w.workPhashBackfill(jobs, services, thumbnails);
+    if (jobs && thumbnails && sw.similarBackfill !== false) {
+      await w.workSimilarBackfill(jobs, services, thumbnails);
     }
     const recognition = sw.recognition ?? "engine";
     if (jobs && recognition) {

@@ -60,7 +60,7 @@ function recording(failing?: string) {
     },
     workImplications: () => Promise.resolve(call("workImplications")),
     startDeleteSweeper: () => (call("startDeleteSweeper"), () => call("sweeper.stop")),
-    workPhashBackfill: () => Promise.resolve(call("workPhashBackfill")),
+    workSimilarBackfill: () => Promise.resolve(call("workSimilarBackfill")),
     workRecognition: (_j, _s, reader) =>
       Promise.resolve(call(`workRecognition ${typeof reader === "string" ? reader : "given"}`))
         .then(() => () => Promise.resolve(call("recognition.stop"))),
@@ -85,7 +85,7 @@ Deno.test("buildService() with a write side starts what main.ts runs, in order; 
     "ensureAssets false",
     "createApp uploads jobs",
     "startDeleteSweeper",
-    "workPhashBackfill",
+    "workSimilarBackfill",
     "workRecognition engine",
     "raiseEventLoopPriority",
   ]);
@@ -120,7 +120,7 @@ Deno.test("buildService() leaves out what the switches leave out (the tests' har
     recognition: { read: () => Promise.resolve({ text: "" }) },
     warmUp: false,
     sweeper: false,
-    phashBackfill: false,
+    similarBackfill: false,
     priorities: false,
     buildAssets: false,
     jobsGraceMs: 1000,

@@ -10,7 +10,7 @@ import { raiseEventLoopPriority } from "../adapters/event_loop.ts";
 import { JobQueue } from "../adapters/jobs/mod.ts";
 import { startDeleteSweeper } from "../services/deleter.ts";
 import { migrate } from "../services/migrate.ts";
-import { phashBackfillKind } from "../services/similar/backfill.ts";
+import { similarBackfillKind } from "../services/similar/backfill.ts";
 import { implicationsJob } from "../services/tags/implications.ts";
 import { recognitionKind, workRecognition } from "../services/captions/recognition.ts";
 import { UploadState } from "../services/upload/state.ts";
@@ -35,8 +35,8 @@ export const writeSide: WriteSide = {
   createApp,
   workImplications: (jobs, { sql, log }) => jobs.work(implicationsJob(sql, log)),
   startDeleteSweeper: ({ sql, store, log }) => startDeleteSweeper(sql, store, log),
-  workPhashBackfill: (jobs, { sql, store, log }, thumbnails) =>
-    jobs.work(phashBackfillKind({ sql, store, thumbnails, jobs, log })),
+  workSimilarBackfill: (jobs, { sql, store, log }, thumbnails) =>
+    jobs.work(similarBackfillKind({ sql, store, thumbnails, jobs, log })),
   workRecognition: async (jobs, { sql, store, log, config, uploads }, reader, pool) => {
     if (reader !== "engine") {
       // A given reader (tests): recognition jobs only, read at once.

@@ -40,7 +40,7 @@ export interface ClusterOptions {
 /** Starts the cluster in `opts.dir`, initialising it first when it is new. */
 export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
   const bins = await binaries(opts.runAs);
-  if (!(await exists(join(opts.dir, "PG_VERSION")))) await initialise(bins, opts);
+  if (!(await exists(join(opts.dir, "PG_VERSION")))) await initialize(bins, opts);
   await stopLeftover(opts.dir);
   for (let attempt = 1;; attempt++) {
     const port = freePort();
@@ -84,7 +84,7 @@ async function prepareDir(dir: string, runAs: RunAs | undefined): Promise<void> 
   }
 }
 
-async function initialise(bins: Binaries, opts: ClusterOptions): Promise<void> {
+async function initialize(bins: Binaries, opts: ClusterOptions): Promise<void> {
   const { dir, runAs } = opts;
   await prepareDir(dir, runAs);
   // Beside the cluster: the postgres user can enter its parent, not necessarily TMPDIR.

@@ -29,6 +29,11 @@ export type JobHandler<T> = (job: Job<T>) => Promise<void>;
 export interface JobKind<T> {
   /** The queue's name: letters, digits, `-`, `_`, `.`. */
   name: string;
+  /**
+   * Names the queue had before a rename: jobs sent under them before it (by an older replica, or
+   * waiting since) are worked by this kind's handler too, never sent to again.
+   */
+  formerNames?: readonly string[];
   handler: JobHandler<T>;
   /** Attempts after the first (default 5). */
   retryLimit?: number;
@@ -119,33 +124,44 @@ export class JobQueue {
     return new JobQueue(boss, log, schema);
   }
 
-  /** Creates the queue of `kind` (if it is new) and works its jobs in this process. */
+  /**
+   * Creates the queue of `kind` (if it is new) and works its jobs in this process, and those still
+   * waiting in any of its former names' queues that exist.
+   */
   async work<T>(kind: JobKind<T>): Promise<void> {
     await this.declare(kind);
-    this.#worked.add(kind.name);
-    await this.boss.work<T>(kind.name, {
+    await this.#workQueue(kind.name, kind);
+    for (const former of kind.formerNames ?? []) {
+      if (await this.boss.getQueue(former)) await this.#workQueue(former, kind);
+    }
+  }
+
+  /** Works the jobs of queue `name` with `kind`'s handler. */
+  async #workQueue<T>(name: string, kind: JobKind<T>): Promise<void> {
+    this.#worked.add(name);
+    await this.boss.work<T>(name, {
       pollingIntervalSeconds: POLL_SECONDS,
       notifyPollingIntervalSeconds: POLL_SECONDS,
       batchSize: 1,
       localConcurrency: kind.concurrency ?? 1,
     }, async ([job]) => {
       // A fetch already under way when the stop began still delivers its job.
-      if (this.#stopping) return await this.#handBack(kind.name, job.id, null);
+      if (this.#stopping) return await this.#handBack(name, job.id, null);
       const started = performance.now();
       try {
         await kind.handler({ id: job.id, data: job.data, retryCount: job.retryCount ?? 0 });
       } catch (err) {
         // Interrupted by the stop (the caption reader closes under its job): not the job's fault.
-        if (this.#stopping) return await this.#handBack(kind.name, job.id, err);
+        if (this.#stopping) return await this.#handBack(name, job.id, err);
         this.log.warn("job failed; it will be retried while tries are left", {
-          queue: kind.name,
+          queue: name,
           job: job.id,
           err,
         });
         throw err;
       }
       this.log.debug("job done", {
-        queue: kind.name,
+        queue: name,
         job: job.id,
         ms: Math.round(performance.now() - started),
       });

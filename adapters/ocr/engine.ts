@@ -4,7 +4,7 @@
  * stop the work: Deno's worker terminate() lets a thread that is busy in a recognition run on to
  * its end (seconds for a page of small print), while a process is killed at once. The engine was
  * chosen over Debian's `tesseract` CLI, which read no better, answered 3x slower per image and
- * needs a system package (bench/text_quality.ts).
+ * needs a system package (bench/caption_quality.ts).
  *
  * @module
  */

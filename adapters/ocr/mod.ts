@@ -5,7 +5,7 @@
  * - CaptionReader (recognizer.ts): warm tesseract.js engines, each in an OCR process of its own
  *   at nice 19 that a time limit kills (engine.ts, ocr_process.ts, engine_thread.ts,
  *   ocr_worker.ts); one call per image, bounded time, never blocking the event loop.
- * - The pipeline under it, usable with another engine (bench/text_quality.ts runs Debian's
+ * - The pipeline under it, usable with another engine (bench/caption_quality.ts runs Debian's
  *   tesseract CLI through it): captionBands() and variantImage() (preprocess.ts), the
  *   enclosed-region filter (enclosed.ts), readBands() (read_bands.ts), parseTsv() and
  *   mergeReadings() (ocr_words.ts).

@@ -15,7 +15,7 @@ export type RecognizeTsv = (picture: Picture) => Promise<string>;
 /**
  * A band whose best word reaches this confidence is done; a band where none does after every
  * round has no caption. Caption words read well score 90-96; junk from a photo's texture rarely
- * passes 85 (bench/text_quality.ts).
+ * passes 85 (bench/caption_quality.ts).
  */
 export const SURE = 85;
 
@@ -64,7 +64,7 @@ export async function readBands(
     }
     const merged = mergeReadings(readings, floor);
     // A band with no sure word is texture read as letters: on photos without text, 15 of 30
-    // gave such words (confidence 40-84), and no caption band was lost (bench/text_quality.ts).
+    // gave such words (confidence 40-84), and no caption band was lost (bench/caption_quality.ts).
     if (!merged.some((w) => w.conf >= SURE)) continue;
     words.push(...merged.map((w) => ({ ...w, band: bands.indexOf(band) })));
   }

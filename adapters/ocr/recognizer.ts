@@ -32,7 +32,7 @@ export interface CaptionText {
  * Words below this confidence (0-100) are dropped. Caption words read well score 90-96; a band
  * of texture without a sure word is dropped whole (read_bands.ts), so the floor only trims unsure
  * words beside sure ones. 40 is the lowest floor with no false match on the 200-image corpus
- * of bench/text_quality.ts (figures in bench/RESULTS.md#notes-moved-from-code-comments).
+ * of bench/caption_quality.ts (figures in bench/RESULTS.md#notes-moved-from-code-comments).
  */
 export const CONFIDENCE_FLOOR = 40;
 

@@ -5,7 +5,7 @@
  * is not asking for more (a slow client downstream), or a streamed request body waits for its
  * source, it stands still.
  */
-import { StorageError } from "./mod.ts";
+import { StorageError } from "./object_store.ts";
 
 /** A storage request made no progress within its deadline (S3Store reports it as StorageError). */
 export class StorageTimeoutError extends Error {

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { ProgressDeadline } from "./deadline.ts";
-import { StorageError } from "./mod.ts";
+import { StorageError } from "./object_store.ts";
 
 Deno.test("ProgressDeadline fails a body read that nothing else would end, once its time is up", async () => {
   // A source that never delivers and does not react to the fetch's abort: only the deadline can

@@ -3,8 +3,8 @@
  * (temporary file, then rename) and keys can never escape the store's folder.
  */
 import { join, resolve, sep } from "node:path";
-import type { ByteRange, ObjectBody, ObjectInfo, ObjectStore, PutOptions } from "./mod.ts";
-import { RangeNotSatisfiableError, StorageError } from "./mod.ts";
+import type { ByteRange, ObjectBody, ObjectInfo, ObjectStore, PutOptions } from "./object_store.ts";
+import { RangeNotSatisfiableError, StorageError } from "./object_store.ts";
 
 const SEGMENT = /^[A-Za-z0-9_-][A-Za-z0-9._-]*$/;
 

@@ -16,8 +16,8 @@
  * with no gain on reads (bench/RESULTS.md#notes-moved-from-code-comments). Our signer is tested
  * against it instead (sigv4_test.ts), and every request against what S3 would verify (s3_test.ts).
  */
-import type { ByteRange, ObjectBody, ObjectInfo, ObjectStore, PutOptions } from "./mod.ts";
-import { RangeNotSatisfiableError, readAll, StorageError } from "./mod.ts";
+import type { ByteRange, ObjectBody, ObjectInfo, ObjectStore, PutOptions } from "./object_store.ts";
+import { RangeNotSatisfiableError, readAll, StorageError } from "./object_store.ts";
 import {
   lengthHeader,
   type S3Answer,

@@ -3,7 +3,7 @@
  * one retry of a byte body, and a deadline that fails the request once the server makes no
  * progress for S3_TIMEOUT_SECONDS (`deadline.ts`).
  */
-import { StorageError } from "./mod.ts";
+import { StorageError } from "./object_store.ts";
 import { ProgressDeadline } from "./deadline.ts";
 import { type Credentials, signRequest, uriEncode } from "./sigv4.ts";
 import { errorCode } from "./s3_xml.ts";

@@ -7,7 +7,7 @@ import { createHash, createHmac } from "node:crypto";
 import { HeadObjectCommand, S3Client } from "npm:@aws-sdk/client-s3@3.1169.0";
 import { SignatureV4 } from "npm:@smithy/signature-v4@5.7.5";
 import fc from "npm:fast-check@4.10.2";
-import { readAll, StorageError } from "./mod.ts";
+import { readAll, StorageError } from "./object_store.ts";
 import { bucketUrl, type S3Settings, S3Store } from "./s3.ts";
 import { sha256Hex } from "../../domain/hash.ts";
 

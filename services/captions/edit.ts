@@ -2,7 +2,7 @@
  * A person's word on an image's caption: writing it (recognition never overwrites it), or
  * handing it back to recognition, which reads it again. PATCH /images/{id} calls these.
  */
-import { clearImageText, setImageText } from "../../db/captions.ts";
+import { clearImageCaption, setImageCaption } from "../../db/captions.ts";
 import type { Services } from "../deps.ts";
 import { isShortId } from "../../domain/short_id.ts";
 import { queueRecognition } from "./recognition.ts";
@@ -18,7 +18,7 @@ export async function writeCaption(
   shortId: string,
   text: string,
 ): Promise<ImageDto | null> {
-  if (!isShortId(shortId) || !await setImageText(services.sql, shortId, text, "manual")) {
+  if (!isShortId(shortId) || !await setImageCaption(services.sql, shortId, text, "manual")) {
     return null;
   }
   return await read.getImage(shortId);
@@ -35,7 +35,7 @@ export async function clearCaption(
   read: ReadModel,
   shortId: string,
 ): Promise<ImageDto | null> {
-  if (!isShortId(shortId) || !await clearImageText(services.sql, shortId)) return null;
+  if (!isShortId(shortId) || !await clearImageCaption(services.sql, shortId)) return null;
   try {
     return await read.getImage(shortId);
   } finally {

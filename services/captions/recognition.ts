@@ -1,27 +1,24 @@
 /**
  * Caption recognition as durable jobs (adapters/jobs): one job per new image, sent after its upload
- * commits, worked by every replica with a warm recogniser; and `deno task text:backfill`, a chain
+ * commits, worked by every replica with a warm recogniser; and `deno task caption:backfill`, a chain
  * of jobs that sends one for every image that has no text yet. A job that fails is retried with
  * back-off, and after its last try its error is kept (`deno task jobs`); the image keeps
  * `text: null` and a later backfill tries again.
  */
 import type { Sql } from "../../db/client.ts";
-import { setImageText } from "../../db/captions.ts";
+import { setImageCaption } from "../../db/captions.ts";
 import type { JobKind, JobQueue } from "../../adapters/jobs/mod.ts";
 import type { Logger } from "../../adapters/log.ts";
 import type { CaptionReading, Services } from "../deps.ts";
 import { originalKey } from "../../domain/storage_keys.ts";
 import { type ObjectStore, readAll } from "../../adapters/storage/mod.ts";
-import { normaliseText } from "../../domain/caption_text.ts";
+import { normalizeCaption } from "../../domain/caption_text.ts";
 import type { UploadState } from "../upload/state.ts";
 
-/** The queue of recognition jobs, one per image. */
-export const RECOGNITION_QUEUE = "caption-recognition";
-/** The queue of the backfill's batches. */
-export const TEXT_BACKFILL_QUEUE = "caption-backfill";
+import { CAPTION_BACKFILL_QUEUE, CAPTION_RECOGNITION_QUEUE } from "../queues.ts";
 
 /** Images whose recognition one backfill job sends. */
-export const TEXT_BACKFILL_BATCH = 500;
+export const CAPTION_BACKFILL_BATCH = 500;
 
 export type { CaptionReading } from "../deps.ts";
 
@@ -91,19 +88,19 @@ export const RECOGNITION_YIELD_MS = 10_000;
 
 /**
  * Sends the recognition job of a new image. A failure is logged, not thrown: the upload has
- * committed, and `deno task text:backfill` picks up any image still without text.
+ * committed, and `deno task caption:backfill` picks up any image still without text.
  */
 export async function queueRecognition(services: Services, shortId: string): Promise<void> {
   if (!services.jobs) return;
   try {
-    await services.jobs.send(RECOGNITION_QUEUE, { short_id: shortId }, { key: shortId });
+    await services.jobs.send(CAPTION_RECOGNITION_QUEUE, { short_id: shortId }, { key: shortId });
   } catch (err) {
     services.log.warn("caption recognition not queued", { short_id: shortId, err });
   }
 }
 
 /** Recognises one image's caption and stores it, unless a person wrote one meanwhile. */
-export async function recogniseImage(deps: RecognitionDeps, shortId: string): Promise<void> {
+export async function recognizeImage(deps: RecognitionDeps, shortId: string): Promise<void> {
   const waitUntil = performance.now() + RECOGNITION_YIELD_MS;
   while (deps.busy?.() && performance.now() < waitUntil) {
     await new Promise((r) => setTimeout(r, 50));
@@ -113,7 +110,7 @@ export async function recogniseImage(deps: RecognitionDeps, shortId: string): Pr
   const bytes = await readAll(original.body);
   const started = performance.now();
   const { text } = await (await deps.reader()).read(bytes);
-  const stored = await setImageText(deps.sql, shortId, normaliseText(text), "ocr");
+  const stored = await setImageCaption(deps.sql, shortId, normalizeCaption(text), "ocr");
   deps.log.debug("caption recognised", {
     short_id: shortId,
     ms: Math.round(performance.now() - started),
@@ -125,8 +122,8 @@ export async function recogniseImage(deps: RecognitionDeps, shortId: string): Pr
 /** The recognition job kind every replica works, one image at a time. */
 export function recognitionKind(deps: RecognitionDeps): JobKind<{ short_id: string }> {
   return {
-    name: RECOGNITION_QUEUE,
-    handler: (job) => recogniseImage(deps, job.data.short_id),
+    name: CAPTION_RECOGNITION_QUEUE,
+    handler: (job) => recognizeImage(deps, job.data.short_id),
     retryLimit: 3,
     retryDelaySeconds: 30,
     // A recognition is bounded by the recogniser's own limit; this only frees a dead worker's job.
@@ -167,22 +164,22 @@ export async function workRecognition(
       return pool.queued + pool.busy > 0 || (uploads?.busy(UPLOAD_QUIET_MS) ?? false);
     },
   }));
-  await jobs.work(textBackfillKind({ sql, jobs, log }));
+  await jobs.work(captionBackfillKind({ sql, jobs, log }));
   return reader.close;
 }
 
 /** Sends the first job of a backfill chain (none when one is already waiting to start). */
-export async function startTextBackfill(jobs: JobQueue): Promise<string | null> {
-  await jobs.declare({ name: TEXT_BACKFILL_QUEUE });
-  await jobs.declare({ name: RECOGNITION_QUEUE });
-  return await jobs.send(TEXT_BACKFILL_QUEUE, { after: "0" }, { key: "after-0" });
+export async function startCaptionBackfill(jobs: JobQueue): Promise<string | null> {
+  await jobs.declare({ name: CAPTION_BACKFILL_QUEUE });
+  await jobs.declare({ name: CAPTION_RECOGNITION_QUEUE });
+  return await jobs.send(CAPTION_BACKFILL_QUEUE, { after: "0" }, { key: "after-0" });
 }
 
 /**
  * Sends the recognition jobs of one batch of images without text after `seq` = `after`; returns
  * the next batch's cursor, or null at the end.
  */
-export async function textBackfillBatch(
+export async function captionBackfillBatch(
   sql: Sql,
   jobs: JobQueue,
   after: string,
@@ -190,23 +187,23 @@ export async function textBackfillBatch(
   const rows = await sql<{ short_id: string; seq: string }[]>`
     select short_id, seq::text as seq from images
     where text is null and seq > ${after}::bigint
-    order by images.seq limit ${TEXT_BACKFILL_BATCH}`;
+    order by images.seq limit ${CAPTION_BACKFILL_BATCH}`;
   for (const row of rows) {
-    await jobs.send(RECOGNITION_QUEUE, { short_id: row.short_id }, { key: row.short_id });
+    await jobs.send(CAPTION_RECOGNITION_QUEUE, { short_id: row.short_id }, { key: row.short_id });
   }
-  return rows.length === TEXT_BACKFILL_BATCH ? rows[rows.length - 1].seq : null;
+  return rows.length === CAPTION_BACKFILL_BATCH ? rows[rows.length - 1].seq : null;
 }
 
 /** The backfill's job kind: a batch of recognition jobs, then the next batch's job. */
-export function textBackfillKind(
+export function captionBackfillKind(
   deps: { sql: Sql; jobs: JobQueue; log: Logger },
 ): JobKind<{ after: string }> {
   return {
-    name: TEXT_BACKFILL_QUEUE,
+    name: CAPTION_BACKFILL_QUEUE,
     handler: async (job) => {
-      const next = await textBackfillBatch(deps.sql, deps.jobs, job.data.after);
+      const next = await captionBackfillBatch(deps.sql, deps.jobs, job.data.after);
       if (next !== null) {
-        await deps.jobs.send(TEXT_BACKFILL_QUEUE, { after: next }, { key: `after-${next}` });
+        await deps.jobs.send(CAPTION_BACKFILL_QUEUE, { after: next }, { key: `after-${next}` });
       } else deps.log.info("caption backfill: every image without text has its job");
     },
   };

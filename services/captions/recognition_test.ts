@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { lazyReader, recogniseImage } from "./recognition.ts";
+import { lazyReader, recognizeImage } from "./recognition.ts";
 
 /** A stand-in reader that counts its closes. */
 function fakeReader() {
@@ -43,11 +43,11 @@ Deno.test("lazyReader() tries a failed start again on the next get", async () =>
   assert.equal(calls, 2);
 });
 
-Deno.test("recogniseImage() waits for uploads and thumbnails to go quiet before reading", async () => {
+Deno.test("recognizeImage() waits for uploads and thumbnails to go quiet before reading", async () => {
   const events: string[] = [];
   let busyUntil = performance.now() + 300;
   const deps = {
-    // Only what recogniseImage() touches: the store's get, the reader, the log, the SQL write.
+    // Only what recognizeImage() touches: the store's get, the reader, the log, the SQL write.
     store: {
       get: () => {
         events.push("read from storage");
@@ -65,9 +65,9 @@ Deno.test("recogniseImage() waits for uploads and thumbnails to go quiet before 
     },
     log: { debug: () => {} },
     sql: null,
-  } as unknown as Parameters<typeof recogniseImage>[0];
+  } as unknown as Parameters<typeof recognizeImage>[0];
   // The SQL write fails on the stand-in: what matters is what happened before it.
-  await recogniseImage(deps, "AbCdEfGh").catch(() => {});
+  await recognizeImage(deps, "AbCdEfGh").catch(() => {});
   assert.deepEqual(events, ["waited", "read from storage", "recognised"]);
   busyUntil = 0;
 });

@@ -3,7 +3,7 @@
  * chain of durable jobs (adapters/jobs): each job hashes a batch of images after a `seq` cursor, in
  * the thumbnail pool, and sends the job for the next batch. A crash retries the same batch (a
  * stored hash is never overwritten); an image that cannot be hashed is logged and passed, so the
- * chain always ends. `deno task phash:backfill` starts a chain; every replica works it.
+ * chain always ends. `deno task similar:backfill` starts a chain; every replica works it.
  */
 import { isDatabaseUnavailable, type Sql } from "../../db/client.ts";
 import { recordImageHash } from "../../db/similar.ts";
@@ -13,12 +13,10 @@ import type { Thumbnailer } from "../deps.ts";
 import { originalKey } from "../../domain/storage_keys.ts";
 import { type ObjectStore, readAll, StorageError } from "../../adapters/storage/mod.ts";
 import { DEFAULT_DISTANCE } from "../../domain/similar.ts";
-
-/** The queue of the backfill jobs. */
-export const PHASH_BACKFILL_QUEUE = "phash-backfill";
+import { FORMER_QUEUE_NAMES, SIMILAR_BACKFILL_QUEUE } from "../queues.ts";
 
 /** One batch: the images without a hash whose `seq` is above `after`. */
-export interface PhashBackfillJob {
+export interface SimilarBackfillJob {
   after: string;
 }
 
@@ -35,9 +33,9 @@ export interface BackfillDeps {
 }
 
 /** Sends the first job of a chain (none when one is already waiting to start). */
-export async function startPhashBackfill(jobs: JobQueue): Promise<string | null> {
-  await jobs.declare({ name: PHASH_BACKFILL_QUEUE });
-  return await jobs.send(PHASH_BACKFILL_QUEUE, { after: "0" }, { key: "after-0" });
+export async function startSimilarBackfill(jobs: JobQueue): Promise<string | null> {
+  await jobs.declare({ name: SIMILAR_BACKFILL_QUEUE });
+  return await jobs.send(SIMILAR_BACKFILL_QUEUE, { after: "0" }, { key: "after-0" });
 }
 
 /** Hashes one batch; returns the cursor of the next, or null when the chain is done. */
@@ -65,13 +63,14 @@ export async function backfillBatch(deps: BackfillDeps, after: string): Promise<
 }
 
 /** The job kind the service works: a batch, then the next batch's job. */
-export function phashBackfillKind(deps: BackfillDeps): JobKind<PhashBackfillJob> {
+export function similarBackfillKind(deps: BackfillDeps): JobKind<SimilarBackfillJob> {
   return {
-    name: PHASH_BACKFILL_QUEUE,
+    name: SIMILAR_BACKFILL_QUEUE,
+    formerNames: FORMER_QUEUE_NAMES[SIMILAR_BACKFILL_QUEUE],
     handler: async (job) => {
       const next = await backfillBatch(deps, job.data.after);
       if (next !== null) {
-        await deps.jobs.send(PHASH_BACKFILL_QUEUE, { after: next }, { key: `after-${next}` });
+        await deps.jobs.send(SIMILAR_BACKFILL_QUEUE, { after: next }, { key: `after-${next}` });
       } else deps.log.info("perceptual hash backfill done");
     },
   };

@@ -8,9 +8,7 @@ import { applyImplicationsBatch } from "../../db/apply_implications.ts";
 import type { Sql } from "../../db/client.ts";
 import type { JobKind, JobQueue } from "../../adapters/jobs/mod.ts";
 import type { Logger } from "../../adapters/log.ts";
-
-/** The queue of implication jobs. */
-export const IMPLICATIONS_QUEUE = "tag-implications";
+import { TAG_IMPLICATIONS_QUEUE } from "../queues.ts";
 
 /** Images per batch: one batch is one transaction of a few milliseconds. */
 export const APPLY_BATCH = 500;
@@ -48,7 +46,7 @@ export async function applyImplications(
 /** The job kind that applies implications; main.ts works it. */
 export function implicationsJob(sql: Sql, log: Logger): JobKind<{ tagId: string }> {
   return {
-    name: IMPLICATIONS_QUEUE,
+    name: TAG_IMPLICATIONS_QUEUE,
     // A tag on a million images takes minutes; an attempt is taken up again only after this.
     expireInSeconds: 3600,
     handler: async (job) => {
@@ -75,7 +73,7 @@ export async function scheduleImplications(
 ): Promise<void> {
   if (services.jobs) {
     try {
-      await services.jobs.send(IMPLICATIONS_QUEUE, { tagId });
+      await services.jobs.send(TAG_IMPLICATIONS_QUEUE, { tagId });
       return;
     } catch (err) {
       services.log.warn("could not queue applying implications; applying them here", { err });

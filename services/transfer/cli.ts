@@ -10,7 +10,7 @@ import { importHeadings, runImport } from "./import.ts";
 import { consoleSink, printable, type Progress, type ProgressSink } from "./progress.ts";
 import { RESTORE_OUTCOMES, runRestore } from "./restore.ts";
 import { EXPORT_OUTCOMES } from "./export.ts";
-import { normaliseTags, SkipError } from "./walk.ts";
+import { normalizeTags, SkipError } from "./walk.ts";
 import { credentials, UsageError } from "./credentials.ts";
 
 /** The board a tool talks to when neither `--url` nor IMAGEBOARD_URL says otherwise. */
@@ -198,7 +198,7 @@ export function importMain(args: string[], sink: ProgressSink = consoleSink()): 
     }
     let tags: string[];
     try {
-      tags = normaliseTags([{
+      tags = normalizeTags([{
         from: "--tags",
         tags: (values.tags ?? []).flatMap((t) => t.split(",")).filter((t) => t.trim()),
       }]);

@@ -10,7 +10,7 @@ import { forEachConcurrent } from "./concurrent.ts";
 import { Progress, type ProgressSink } from "./progress.ts";
 import { BUFFER_MAX_BYTES, uploadFile } from "./upload.ts";
 import {
-  normaliseTags,
+  normalizeTags,
   readCandidate,
   readSidecar,
   SkipError,
@@ -84,7 +84,7 @@ export async function runImport(opts: ImportOptions): Promise<Progress> {
     let size = 0;
     try {
       const sidecar = entry.sidecar ? await readSidecar(entry.sidecar) : [];
-      const tags = normaliseTags([
+      const tags = normalizeTags([
         { from: "--tags", tags: opts.tags },
         { from: "folder", tags: opts.folderTags ? entry.folders : [] },
         { from: "sidecar", tags: sidecar },

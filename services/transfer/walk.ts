@@ -144,7 +144,7 @@ export class SkipError extends Error {
 }
 
 /** Normalised, de-duplicated tags, or SkipError naming where a bad one came from. */
-export function normaliseTags(sources: { from: string; tags: string[] }[]): string[] {
+export function normalizeTags(sources: { from: string; tags: string[] }[]): string[] {
   const out = new Set<string>();
   for (const { from, tags } of sources) {
     for (const raw of tags) {

@@ -10,7 +10,7 @@
  */
 import { addTagsByHash, getImageByHash, type ImageWithTags, insertImage } from "../../db/images.ts";
 import { clearDeletes, reserveShortIdKeys, scheduleDeletes } from "../../db/pending_deletes.ts";
-import type { TextSource } from "../../db/caption_words.ts";
+import type { CaptionSource } from "../../db/caption_words.ts";
 import { isDatabaseUnavailable } from "../../db/client.ts";
 import { sniffImage, UnsupportedImageError } from "../../domain/image_sniff.ts";
 import type { Services, Thumbnailer } from "../deps.ts";
@@ -59,7 +59,7 @@ export interface IngestOptions {
   shortId?: string | null;
   createdAt?: Date | null;
   /** A restore's caption, stored with a new image (recognition then skips it). */
-  caption?: { text: string; source: TextSource } | null;
+  caption?: { text: string; source: CaptionSource } | null;
   /**
    * The bytes' hex SHA-256, as the upload computed it while they streamed in
    * (api/upload_body.ts); without it the bytes are hashed here, in one go.

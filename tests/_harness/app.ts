@@ -110,7 +110,7 @@ export async function startService(opts: TestServiceOptions = {}): Promise<TestS
     recognition: opts.captionReader ?? false,
     warmUp: false,
     sweeper: false,
-    phashBackfill: false,
+    similarBackfill: false,
     priorities: false,
     buildAssets: false,
     jobsGraceMs: 1000,

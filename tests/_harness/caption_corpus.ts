@@ -5,9 +5,10 @@
  * outline over a photo-like background (top, bottom, or both), and black text on a white bar.
  */
 import { Buffer } from "node:buffer";
-import { searchImagesByText, setImageText } from "../../db/captions.ts";
+import { searchImagesByCaption } from "../../db/caption_search.ts";
+import { setImageCaption } from "../../db/captions.ts";
 import type { Sql } from "../../db/client.ts";
-import { normaliseText, queryWords } from "../../domain/caption_text.ts";
+import { normalizeCaption, queryWords } from "../../domain/caption_text.ts";
 import sharp, { type Sharp } from "sharp";
 import { rng } from "./similar_corpus.ts";
 
@@ -300,7 +301,7 @@ export interface SearchQuality {
 }
 
 /**
- * Search exactly as the service searches (db/captions.ts): the recognised texts are stored as
+ * Search exactly as the service searches (db/caption_search.ts): the recognised texts are stored as
  * captions of images in `sql`'s database (migrated; its other images take part too, so give it an
  * empty one), each image is looked for by its distinctive word, top 5; and `absent` words, which
  * should find nothing. Items with no distinctive word (pictures without a caption) are searched
@@ -317,10 +318,10 @@ export async function searchQuality(
     for (const [n, item] of items.entries()) {
       await sql`insert into images (short_id, hash, content_type, size_bytes, width, height)
         values (${ids[n]}, ${`quality-${run}-${n}`}, 'image/jpeg', 1, 1, 1)`;
-      await setImageText(sql, ids[n], normaliseText(item.text), "ocr");
+      await setImageCaption(sql, ids[n], normalizeCaption(item.text), "ocr");
     }
     const search = (word: string) =>
-      searchImagesByText(sql, {
+      searchImagesByCaption(sql, {
         words: queryWords(word),
         tags: [],
         exclude: [],

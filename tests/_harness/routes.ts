@@ -1,6 +1,6 @@
 /** The routes registered on the real API app, for tests that walk every one of them. */
 import type { Hono } from "hono";
-import { createApiApp } from "../../api/mod.ts";
+import { createApiApp } from "../../api/app.ts";
 import type { Services } from "../../services/deps.ts";
 
 /** One route: `key` is "METHOD /path", `url` its full path with `:params` filled in. */

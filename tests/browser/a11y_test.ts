@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
 import type { BrowserContext, BrowserContextOptions, Page } from "npm:playwright-core@1.65.1";
 import sharp from "sharp";
-import { setImageText } from "../../db/captions.ts";
+import { setImageCaption } from "../../db/captions.ts";
 import { ThumbnailPool } from "../../adapters/thumbnails/pool.ts";
 import type { ImageDto } from "../../domain/types.ts";
 import { startService, TEST_PASSWORD } from "../_harness/app.ts";
@@ -68,9 +68,9 @@ for (const [kind, c1, c2, tags] of FACES) {
   faces.push(await seed(await face(kind, 400, 300, c1, c2), tags));
 }
 const [captioned, handWritten, wordless] = faces;
-await setImageText(svc.services.sql, captioned.short_id, "THIS IS FINE", "ocr");
-await setImageText(svc.services.sql, handWritten.short_id, "WHEN THE CODE WORKS", "manual");
-await setImageText(svc.services.sql, wordless.short_id, "", "ocr");
+await setImageCaption(svc.services.sql, captioned.short_id, "THIS IS FINE", "ocr");
+await setImageCaption(svc.services.sql, handWritten.short_id, "WHEN THE CODE WORKS", "manual");
+await setImageCaption(svc.services.sql, wordless.short_id, "", "ocr");
 
 const [photo] = await makeSources(1, 31);
 const reposts = await makeVariants(photo);

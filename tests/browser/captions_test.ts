@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import sharp from "sharp";
 import type { Page } from "npm:playwright-core@1.65.1";
-import { setImageText } from "../../db/captions.ts";
+import { setImageCaption } from "../../db/captions.ts";
 import { startService } from "../_harness/app.ts";
 import { authHeader, randomTag, upload } from "../_harness/images.ts";
 import {
@@ -77,7 +77,7 @@ async function seed(words: string, tags: string[], text: string | null): Promise
   const res = await upload(svc.app, auth, await meme(words), tags);
   assert.equal(res.status, 201, await res.clone().text());
   const { short_id } = await res.json();
-  if (text !== null) await setImageText(svc.services.sql, short_id, text, "manual");
+  if (text !== null) await setImageCaption(svc.services.sql, short_id, text, "manual");
   return short_id;
 }
 

@@ -3,7 +3,7 @@ import { Hono } from "hono";
 import { buildAssets } from "../adapters/islands/build.ts";
 import type { ReadModel } from "../domain/types.ts";
 import { fakeImage, fakeReadModel } from "../tests/_fake_read_model.ts";
-import { createPagesApp } from "./mod.ts";
+import { createPagesApp } from "./_pages.ts";
 
 const assetsDir = await Deno.makeTempDir({ prefix: "pages_test_" });
 const manifest = await buildAssets({ outDir: assetsDir, writeGen: false });

@@ -2,14 +2,14 @@
  * Caption recognition quality and speed on the caption corpus (tests/_harness/caption_corpus.ts):
  * every image read by CaptionReader (tesseract.js), and with `--engine debian` (or `both`) by
  * Debian's `tesseract` CLI through the same preprocessing and word choice; then searched with the
- * service's own search (db/captions.ts, top 5) for its distinctive word, and 200 absent words for
+ * service's own search (db/caption_search.ts, top 5) for its distinctive word, and 200 absent words for
  * false matches, at each confidence floor. Prints a Markdown table; the corpus and raw per-image
  * output go to bench/results/.
  *
  * Each engine reads in a child process of its own (this script with `--read`), so that its peak
  * RSS and event-loop gaps are its own, not the corpus generator's.
  *
- * `deno run -A bench/text_quality.ts [--n 200] [--seed 1] [--engine js|debian|both]
+ * `deno run -A bench/caption_quality.ts [--n 200] [--seed 1] [--engine js|debian|both]
  *   [--floors 30,40,50,60,70] [--max-width 1024]`
  * The search runs on a fresh database of its own (bench/_lib/databases.ts freshBenchDatabase).
  */

@@ -21,7 +21,7 @@ import { signIn, spawnBenchService, startBenchS3 } from "./_lib/service.ts";
 import { uploadNew } from "./_lib/uploads.ts";
 import { captionCorpus, type CaptionImage } from "../tests/_harness/caption_corpus.ts";
 import { SEARCH_SETTINGS } from "../db/client.ts";
-import { searchImagesByText } from "../db/captions.ts";
+import { searchImagesByCaption } from "../db/caption_search.ts";
 import { queryWords } from "../domain/caption_text.ts";
 import { explainCase, type PlanCase } from "./_lib/plans.ts";
 import { SEED_DB, TAGS } from "./seed.ts";
@@ -242,7 +242,7 @@ async function writePlans(phrase: string): Promise<string> {
   const far = await pick(false);
   await admin.end();
   const search = (words: string[], tags: string[]) => (sql: postgres.Sql) =>
-    searchImagesByText(sql as never, { words, tags, exclude: [], limit: 51, after: null });
+    searchImagesByCaption(sql as never, { words, tags, exclude: [], limit: 51, after: null });
   const q = (words: string[], tags: string[] = []) =>
     `/api/v1/images?q=${encodeURIComponent(words.join(" "))}${
       tags.length ? `&tags=${tags.join(",")}` : ""

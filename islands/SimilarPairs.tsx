@@ -16,7 +16,7 @@ const PAGE = 50;
  * "Possible duplicates" on the tags page, for cleaning up: pairs of near-duplicates, most shared
  * tags first. Signed in, "Keep this" merges the other image's tags into it and deletes the other.
  */
-export default function DuplicatePairs() {
+export default function SimilarPairs() {
   const token = useToken();
   const [pairs, setPairs] = useState<Pair[] | null>(null);
   const [message, setMessage] = useState("");

@@ -1,7 +1,7 @@
 /**
  * The caption quality bar on the first 30 images of the caption corpus (the full corpus is
- * bench/text_quality.ts): read by CaptionReader at its defaults, each image is found in the top 5
- * by its distinctive word through the service's own search (db/captions.ts), for at least 90% of
+ * bench/caption_quality.ts): read by CaptionReader at its defaults, each image is found in the top 5
+ * by its distinctive word through the service's own search (db/caption_search.ts), for at least 90% of
  * images, and absent words match nothing. Without TEST_DATABASE_URL the search part is skipped and
  * the words themselves are checked instead (the test name says which).
  */
