@@ -28,6 +28,8 @@ const ADMIN_EDIT: Rule = { role: "admin", keys: "edit" };
 export const ROUTE_RULES = {
   "POST /auth/token": PUBLIC,
   "POST /invites/:code/accept": PUBLIC,
+  // A read that takes a file, so a POST: public like the listing, limited per address instead.
+  "POST /images/search-by-image": PUBLIC,
   "POST /images": { role: "member", keys: "upload" },
   "PATCH /images/:id/tags": { role: "member", keys: "edit" },
   "PATCH /images/:id": { role: "member", keys: "edit" },

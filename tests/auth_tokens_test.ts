@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { Hono } from "hono";
 import type { AppEnv } from "../api/env.ts";
 import { onError } from "../api/errors.ts";
+import { ROUTE_RULES } from "../api/permissions.ts";
 import { requireAuth } from "../api/require_auth.ts";
 import { verifyAccessToken } from "../services/auth.ts";
 import { startService, TEST_SECRET, type TestService } from "./_harness/app.ts";
@@ -15,7 +16,10 @@ import { apiRoutes } from "./_harness/routes.ts";
 import { tokens } from "./_harness/tokens.ts";
 
 const READ_METHODS = new Set(["GET", "HEAD"]);
-const PUBLIC_WRITES = new Set(["POST /auth/token", "POST /invites/:code/accept"]);
+/** The POST routes anyone may call: sign-in, accepting an invite, searching by an image. */
+const PUBLIC_WRITES = new Set(
+  Object.entries(ROUTE_RULES).filter(([, rule]) => "public" in rule).map(([key]) => key),
+);
 /**
  * Every write route, and what it answers an authorised `send()` (a JSON body of `{}`, an unknown
  * image ID): the request got past the token check and was refused for what it carries. A new
@@ -105,6 +109,12 @@ function writeRoutes(svc: TestService) {
   const all = apiRoutes(svc.services);
   assert.ok(all.length > 0, "the walk found no routes at all");
   assert.ok(all.some((r) => r.key === "POST /auth/token"), "the walk sees the login route");
+  // Exactly these are open to anyone; a write marked public by mistake fails here.
+  assert.deepEqual([...PUBLIC_WRITES].sort(), [
+    "POST /auth/token",
+    "POST /images/search-by-image",
+    "POST /invites/:code/accept",
+  ]);
   const writes = all.filter((r) => !READ_METHODS.has(r.method) && !PUBLIC_WRITES.has(r.key));
   // Upload, delete and tag update are write operations: the walk must find each of them.
   const keys = writes.map((r) => r.key);

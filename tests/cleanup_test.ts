@@ -41,6 +41,7 @@ Deno.test("a file's afterAll cleanup runs when --filter skips all its tests", as
       [
         "test",
         "-A",
+        "--lock=tests/deno.lock", // the tests' lockfile, as `deno task test` gives it
         "--no-check",
         "--filter",
         "no test has this name",
@@ -68,7 +69,7 @@ Deno.test("deno task test drops the databases its files left behind, and only th
   await admin.unsafe(`create database ${bystander}`);
   try {
     const { code, out } = await deno(
-      ["run", "-A", "tests/run.ts", "--no-check", "tests/_leaves_a_database.ts"],
+      ["run", "-A", "--lock=tests/deno.lock", "tests/run.ts", "--no-check", "tests/_leaves_a_database.ts"],
       { TEST_DATABASE_URL: serverUrl() },
     );
     assert.equal(code, 0, out);

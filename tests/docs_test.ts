@@ -161,6 +161,7 @@ Deno.test("every operation has its stable operationId, the names generated clien
     "get /health": "getHealth",
     "get /images": "listImages",
     "post /images": "uploadImage",
+    "post /images/search-by-image": "searchByImage",
     "get /images/{id}": "getImage",
     "delete /images/{id}": "deleteImage",
     "patch /images/{id}": "updateImage",

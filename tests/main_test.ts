@@ -78,6 +78,11 @@ Deno.test("ADMIN_USERNAME, THUMBNAIL_WORKERS and LOG_LEVEL=info reach the servic
   });
   const child = await spawnService(await startArgs(), env);
   try {
+    // As the kernel sees it, before any sign-in starts a password worker (services/passwords.ts):
+    // Deno runs each Web Worker on a thread named "worker-<n>".
+    assert.equal(await webWorkerThreads(child.pid), 3, "one thread per thumbnail worker");
+    const threads = threadNices(child.pid);
+
     const ok = await signIn(child.base, "moderator");
     assert.equal(ok.status, 200, await ok.clone().text());
     assert.equal(typeof (await ok.json()).access_token, "string");
@@ -88,11 +93,8 @@ Deno.test("ADMIN_USERNAME, THUMBNAIL_WORKERS and LOG_LEVEL=info reach the servic
     const lines = logLines(child);
     const started = lines.find((l) => l.msg === "thumbnail workers started");
     assert.equal(started?.workers, 3, child.output());
-    // And as the kernel sees it: Deno runs each Web Worker on a thread named "worker-<n>".
-    assert.equal(await webWorkerThreads(child.pid), 3, "one thread per thumbnail worker");
     // Requests first where the system allows it (root here in CI): the event loop's thread only;
     // the workers, started before, keep their priority.
-    const threads = threadNices(child.pid);
     const loop = threads.find((t) => t.tid === child.pid)!;
     assert.equal(lines.find((l) => l.msg === "event loop priority")?.nice, loop.nice);
     // Allowed (CAP_SYS_NICE, as root in CI): EVENT_LOOP_NICE; else 0 (the next test makes that

@@ -5,14 +5,28 @@ import { peer } from "./login.ts";
 /** A password every test member gets. */
 export const MEMBER_PASSWORD = "member password 1234";
 
-/** A request to `/api/v1{path}` with a bearer value and an optional JSON body. */
+let calls = 0;
+
+/**
+ * A source address of its own for each call: the sign-in lock counts failures per address, so
+ * the refused sign-ins of one test never lock out the next (the shuffled order decides which).
+ */
+function freshAddress(): string {
+  calls++;
+  return `100.64.${(calls >> 8) & 255}.${calls & 255}`;
+}
+
+/**
+ * A request to `/api/v1{path}` with a bearer value and an optional JSON body, from `ip` (by
+ * default an address no other call used).
+ */
 export async function call(
   svc: TestService,
   method: string,
   path: string,
   bearer?: string | null,
   body?: unknown,
-  ip = "198.51.100.9",
+  ip = freshAddress(),
 ): Promise<Response> {
   const headers: Record<string, string> = {};
   if (bearer) headers.authorization = `Bearer ${bearer}`;
