@@ -9,6 +9,7 @@ import sharp from "sharp";
 import type { Page } from "npm:playwright-core@1.65.1";
 import { setImageCaption } from "../../db/captions.ts";
 import { startService } from "../_harness/app.ts";
+import { makeThumbnail } from "../../adapters/thumbnails/make_thumbnail.ts";
 import { authHeader, randomTag, upload } from "../_harness/images.ts";
 import {
   browserTest as registerBrowserTest,
@@ -26,6 +27,8 @@ await ensureBuiltAssets();
 const READ_MS = 1500;
 const svc = await startService({
   jobs: true,
+  // The upload page searches the board for each file first (search by image), which needs one.
+  thumbnails: { thumbnail: (b) => makeThumbnail(b) },
   captionReader: {
     read: async () => {
       await new Promise((r) => setTimeout(r, READ_MS));
@@ -49,8 +52,23 @@ Deno.test.afterAll(async () => {
 addEventListener("unload", () => void browser.close().catch(() => {}));
 
 /** A meme: white words with a black outline over a coloured picture, `width` px wide. */
-async function meme(words: string, width = 640): Promise<Uint8Array> {
+/**
+ * A meme of `words`. `own` draws random blocks in place of the circle, so that it looks like no
+ * other (the upload page searches the board first and offers "Already here" for a look-alike).
+ */
+async function meme(words: string, width = 640, own = false): Promise<Uint8Array> {
   const height = Math.round(width * 0.75);
+  const blocks = own
+    ? Array.from(
+      { length: 8 },
+      (_, i) =>
+        Array.from({ length: 6 }, (_, j) =>
+          Math.random() < 0.5
+            ? `<rect x="${(i * width) / 8}" y="${(j * height) / 6}" width="${width / 8}" ` +
+              `height="${height / 6}" fill="black"/>`
+            : "").join(""),
+    ).join("")
+    : "";
   const hue = Math.floor(Math.random() * 360);
   // A corner of a colour of its own: two memes of the same words at the same hue were the same
   // bytes, and the second upload answered 200 (already here) instead of 201 (one run in ~100).
@@ -64,7 +82,10 @@ async function meme(words: string, width = 640): Promise<Uint8Array> {
       <stop offset="1" stop-color="hsl(${(hue + 60) % 360},60%,25%)"/></linearGradient></defs>
     <rect width="100%" height="100%" fill="url(#g)"/>
     <rect width="${width / 16}" height="${width / 16}" fill="${corner}"/>
-    <circle cx="${width / 2}" cy="${height / 2}" r="${height / 4}" fill="hsl(${hue},40%,70%)"/>
+    ${
+    blocks ||
+    `<circle cx="${width / 2}" cy="${height / 2}" r="${height / 4}" fill="hsl(${hue},40%,70%)"/>`
+  }
     <text x="50%" y="${height * 0.9}" text-anchor="middle" font-family="DejaVu Sans"
       font-weight="bold" font-size="${width / 10}" fill="white" stroke="black"
       stroke-width="${width / 200}">${words}</text></svg>`;
@@ -91,8 +112,12 @@ browserTest(
   async (page) => {
     await page.goto(`${server.url}/upload`);
     await hydrated(page);
-    await page.locator("input[type=file]").setInputFiles([
-      { name: "fine.jpg", mimeType: "image/jpeg", buffer: Buffer.from(await meme("THIS IS FINE")) },
+    await page.locator(".dropzone input[type=file]").setInputFiles([
+      {
+        name: "fine.jpg",
+        mimeType: "image/jpeg",
+        buffer: Buffer.from(await meme("THIS IS FINE", 640, true)),
+      },
     ]);
     const row = page.locator(".uploads li").first();
     await row.getByText("Reading the words on it…").waitFor();
@@ -120,7 +145,7 @@ browserTest("the search field finds images by tags and words together", false, a
   assert.deepEqual(await ids(), [fine]);
   assert.equal(await page.inputValue("#tag-filter"), `${tag}, this is fine`);
   await page.locator("#tag-filter").fill(`${tag}, facepalm`);
-  await page.getByRole("button", { name: "Search" }).click();
+  await page.getByRole("button", { name: "Search", exact: true }).click();
   await page.waitForURL(`${server.url}/?tags=${tag}&q=facepalm`);
   assert.deepEqual(await ids(), [slip]);
 });

@@ -527,7 +527,7 @@ browserTest(
     });
     const filterBy = async (text: string) => {
       await page.locator("#tag-filter").fill(text);
-      await page.getByRole("button", { name: "Search" }).click();
+      await page.getByRole("button", { name: "Search", exact: true }).click();
       await page.waitForURL(`${base}/?tags=${text}`);
       await page.waitForFunction(() => document.querySelector(".library")?.ariaBusy === "false");
     };
