@@ -13,8 +13,11 @@ const db = await migratedDatabase();
 Deno.test.afterAll(() => db.drop());
 
 const keysOf = (shortId: string) => [`images/${shortId}`, `thumbnails/${shortId}.webp`];
-const pendingKeys = async () =>
-  (await db.sql<{ key: string }[]>`select key from pending_deletes order by key`).map((r) => r.key);
+/** The pending keys of `shortId`'s objects (the file's other tests leave their own). */
+const pendingKeys = async (shortId: string) =>
+  (await db.sql<{ key: string }[]>`
+    select key from pending_deletes where key = any(${keysOf(shortId)}) order by key`)
+    .map((r) => r.key);
 
 Deno.test("a new image comes back as stored, tags by name with counts, its keys forgotten", async () => {
   await db.sql`insert into tags (name) values ('zebra')`;
@@ -33,7 +36,7 @@ Deno.test("a new image comes back as stored, tags by name with counts, its keys 
     { name: "apple", image_count: 1 },
     { name: "zebra", image_count: 1 },
   ]);
-  assert.deepEqual(await pendingKeys(), []);
+  assert.deepEqual(await pendingKeys("Ins00001"), []);
 
   const bare = await insertImage(db.sql, image("Ins00002", "b".repeat(64)), []);
   assert.deepEqual(bare?.tags, []);
@@ -52,7 +55,7 @@ Deno.test("an upload that lost the hash gets null; its keys stay pending, the wi
   );
   assert.equal(loser, null);
   // The sweeper must still remove the loser's objects: no row owns them.
-  assert.deepEqual(await pendingKeys(), keysOf("Los00001").sort());
+  assert.deepEqual(await pendingKeys("Los00001"), keysOf("Los00001").sort());
   const [row] = await db.sql<{ n: number; tags: string[] }[]>`
     select (select count(*)::int from images where hash = ${hash}) as n,
            array(select t.name from image_tags it join tags t on t.id = it.tag_id
