@@ -22,12 +22,15 @@ import { databaseUrl, withAdmin } from "./_lib/databases.ts";
 import { ms, type Row, x } from "./_lib/results.ts";
 import { percentile } from "./_lib/stats.ts";
 
-const DB = "bench_similar_1m";
+/** The kept database of near-duplicates (B16 reads it too). */
+export const SIMILAR_DB = "bench_similar_1m";
+const DB = SIMILAR_DB;
 const IMAGES = 1_000_000;
 const QUERIES = 1000;
 const SCANS = 20;
 
-async function seed(): Promise<number> {
+/** Seeds SIMILAR_DB unless it is complete; the seconds it took (0: it was). */
+export async function seedSimilar(): Promise<number> {
   const started = performance.now();
   const exists = await withAdmin(async (sql) =>
     (await sql`select 1 from pg_database where datname = ${DB}`).length > 0
@@ -70,7 +73,7 @@ async function seed(): Promise<number> {
  * with the tags of its cluster but one that its block of 10,000 lacks, so that pairs share 0-3
  * (migration 015 counts them).
  */
-async function seedPairs(sql: postgres.Sql) {
+export async function seedPairs(sql: postgres.Sql) {
   const [{ pairs }] = await sql`select count(*)::int as pairs from similar_pairs`;
   if (pairs > 0) return;
   await sql.unsafe(`
@@ -93,85 +96,91 @@ async function timed<T>(fn: () => Promise<T>): Promise<[number, T]> {
   return [performance.now() - t0, out];
 }
 
-benchMain("b11", "Near-duplicate search at 1M images (issue 22)", async (notes) => {
-  const seeded = await seed();
-  if (seeded) notes.push(`seeded ${DB} in ${seeded.toFixed(0)} s`);
-  // The service's own pool settings (statement timeout and all).
-  const sql = createSql(databaseUrl(DB));
-  try {
-    const ids = (await sql<{ short_id: string }[]>`
+if (import.meta.main) {
+  benchMain("b11", "Near-duplicate search at 1M images (issue 22)", async (notes) => {
+    const seeded = await seedSimilar();
+    if (seeded) notes.push(`seeded ${DB} in ${seeded.toFixed(0)} s`);
+    // The service's own pool settings (statement timeout and all).
+    const sql = createSql(databaseUrl(DB));
+    try {
+      const ids = (await sql<{ short_id: string }[]>`
       select short_id from images tablesample system (1) limit ${QUERIES * 2}`).map((r) =>
-      r.short_id
-    );
-    // Warm the indexes' upper pages, as a running service has them.
-    for (const id of ids.slice(0, 50)) await listSimilarImages(sql, id, DEFAULT_DISTANCE, 20);
-    const rows: Row[] = [];
-    const found: number[] = [];
-    const indexed: Record<number, number[]> = {};
-    for (const distance of [DEFAULT_DISTANCE, MAX_DISTANCE]) {
-      indexed[distance] = [];
-      // The cap is a diagnostic: fewer queries.
-      const n = distance === DEFAULT_DISTANCE ? QUERIES : QUERIES / 5;
-      for (const id of ids.slice(50, 50 + n)) {
-        const [t, hits] = await timed(() => listSimilarImages(sql, id, distance, 20));
-        indexed[distance].push(t);
-        if (distance === DEFAULT_DISTANCE) found.push(hits!.length);
-      }
-    }
-    const scans: number[] = [];
-    for (const id of ids.slice(0, SCANS)) {
-      const [{ id: uuid, phash }] =
-        await sql`select id, phash::text from images where short_id = ${id}`;
-      const [t] = await timed(() =>
-        scanSimilarByHash(sql, BigInt(phash), {
-          excludeId: uuid,
-          distance: DEFAULT_DISTANCE,
-          limit: 20,
-        })
+        r.short_id
       );
-      scans.push(t);
-    }
-    const scanP99 = percentile(scans, 99);
-    for (const distance of [DEFAULT_DISTANCE, MAX_DISTANCE]) {
-      const p50 = percentile(indexed[distance], 50), p99 = percentile(indexed[distance], 99);
-      rows.push({
-        metric: `similar, distance ${distance}, ${indexed[distance].length} images: p50 ${ms(p50)}`,
-        value: `p99 ${ms(p99)}`,
-        baseline: `full scan p99 ${ms(scanP99)} (p50 ${ms(percentile(scans, 50))}, ${SCANS} runs)`,
-        ratio: x(p99 / scanP99),
-        target: distance === DEFAULT_DISTANCE ? "p99 < 20 ms" : "-",
-        met: distance === DEFAULT_DISTANCE ? p99 < 20 : null,
-      });
-    }
-    // The duplicates page (GET /api/v1/duplicates): first page and the deepest offset.
-    await seedPairs(sql); // a database seeded before the pairs were
-    const [{ pairs }] = await sql`select count(*)::int as pairs from similar_pairs`;
-    for (const offset of [0, 10_000]) {
-      const times: number[] = [];
-      for (let i = 0; i < 200; i++) {
-        const [t] = await timed(() => listSimilarPairs(sql, 50, offset));
-        times.push(t);
+      // Warm the indexes' upper pages, as a running service has them.
+      for (const id of ids.slice(0, 50)) await listSimilarImages(sql, id, DEFAULT_DISTANCE, 20);
+      const rows: Row[] = [];
+      const found: number[] = [];
+      const indexed: Record<number, number[]> = {};
+      for (const distance of [DEFAULT_DISTANCE, MAX_DISTANCE]) {
+        indexed[distance] = [];
+        // The cap is a diagnostic: fewer queries.
+        const n = distance === DEFAULT_DISTANCE ? QUERIES : QUERIES / 5;
+        for (const id of ids.slice(50, 50 + n)) {
+          const [t, hits] = await timed(() => listSimilarImages(sql, id, distance, 20));
+          indexed[distance].push(t);
+          if (distance === DEFAULT_DISTANCE) found.push(hits!.length);
+        }
       }
-      rows.push({
-        metric: `duplicates page, limit 50, offset ${offset}, ${pairs} pairs: p50 ${
-          ms(percentile(times, 50))
-        }`,
-        value: `p99 ${ms(percentile(times, 99))}`,
-        baseline: "review: 2.9-3.5 s a page at 205,000 pairs (shared tags counted per pair)",
-        ratio: "-",
-        target: "p99 < 20 ms",
-        met: percentile(times, 99) < 20,
-      });
+      const scans: number[] = [];
+      for (const id of ids.slice(0, SCANS)) {
+        const [{ id: uuid, phash }] =
+          await sql`select id, phash::text from images where short_id = ${id}`;
+        const [t] = await timed(() =>
+          scanSimilarByHash(sql, BigInt(phash), {
+            excludeId: uuid,
+            distance: DEFAULT_DISTANCE,
+            limit: 20,
+          })
+        );
+        scans.push(t);
+      }
+      const scanP99 = percentile(scans, 99);
+      for (const distance of [DEFAULT_DISTANCE, MAX_DISTANCE]) {
+        const p50 = percentile(indexed[distance], 50), p99 = percentile(indexed[distance], 99);
+        rows.push({
+          metric: `similar, distance ${distance}, ${indexed[distance].length} images: p50 ${
+            ms(p50)
+          }`,
+          value: `p99 ${ms(p99)}`,
+          baseline: `full scan p99 ${ms(scanP99)} (p50 ${
+            ms(percentile(scans, 50))
+          }, ${SCANS} runs)`,
+          ratio: x(p99 / scanP99),
+          target: distance === DEFAULT_DISTANCE ? "p99 < 20 ms" : "-",
+          met: distance === DEFAULT_DISTANCE ? p99 < 20 : null,
+        });
+      }
+      // The duplicates page (GET /api/v1/duplicates): first page and the deepest offset.
+      await seedPairs(sql); // a database seeded before the pairs were
+      const [{ pairs }] = await sql`select count(*)::int as pairs from similar_pairs`;
+      for (const offset of [0, 10_000]) {
+        const times: number[] = [];
+        for (let i = 0; i < 200; i++) {
+          const [t] = await timed(() => listSimilarPairs(sql, 50, offset));
+          times.push(t);
+        }
+        rows.push({
+          metric: `duplicates page, limit 50, offset ${offset}, ${pairs} pairs: p50 ${
+            ms(percentile(times, 50))
+          }`,
+          value: `p99 ${ms(percentile(times, 99))}`,
+          baseline: "review: 2.9-3.5 s a page at 205,000 pairs (shared tags counted per pair)",
+          ratio: "-",
+          target: "p99 < 20 ms",
+          met: percentile(times, 99) < 20,
+        });
+      }
+      const withHits = found.filter((n) => n > 0).length;
+      notes.push(
+        `${withHits} of ${QUERIES} queried images had near-duplicates at distance ` +
+          `${DEFAULT_DISTANCE} (mean ${
+            (found.reduce((a, b) => a + b, 0) / QUERIES).toFixed(2)
+          } found)`,
+      );
+      return rows;
+    } finally {
+      await sql.end({ timeout: 2 });
     }
-    const withHits = found.filter((n) => n > 0).length;
-    notes.push(
-      `${withHits} of ${QUERIES} queried images had near-duplicates at distance ` +
-        `${DEFAULT_DISTANCE} (mean ${
-          (found.reduce((a, b) => a + b, 0) / QUERIES).toFixed(2)
-        } found)`,
-    );
-    return rows;
-  } finally {
-    await sql.end({ timeout: 2 });
-  }
-});
+  });
+}

@@ -1,8 +1,9 @@
 /**
  * B13: latency of GET /api/v1/health while 20 accounts sign in at the same moment, each costing
  * one scrypt hash at OWASP's parameters (N=2^17, r=8, p=1: 128 MiB and hundreds of milliseconds
- * each), against the same prober with nothing else going on, in the same run. The hashes run on
- * libuv's thread pool, two at a time (services/passwords.ts), so the event loop should stay free.
+ * each), against the same prober with nothing else going on, in the same run. The hashes run in
+ * Web Workers at a low priority, HASH_SLOTS at a time (services/passwords.ts), so the event loop
+ * should stay free.
  * BURSTS bursts on one service; the percentiles pool their probes.
  */
 import postgres from "postgres";

@@ -25,6 +25,7 @@ const BENCHES: [string, string][] = [
   ["b12", "bench/b12_tags.ts"],
   ["b13", "bench/b13_login_burst.ts"],
   ["b15", "bench/b15_lighthouse.ts"],
+  ["b16", "bench/b16_anonymous.ts"],
 ];
 /**
  * No benchmark may run longer than this. Four minutes cut B11 off on a machine half as fast as
