@@ -173,7 +173,7 @@ async function board(notes: string[]): Promise<Row[]> {
         shapes: [
           [
             "an image page",
-            (i) => `/api/v1/oembed?url=${encodeURIComponent(`http://127.0.0.1/i/${id(i)}`)}`,
+            (i) => `/api/v1/oembed?url=${encodeURIComponent(`${svc.base}/i/${id(i)}`)}`,
           ],
         ],
       },

@@ -33,7 +33,7 @@ import { load, type LoadResult } from "./_lib/load.ts";
 import { percentile, randomHex, zipf } from "./_lib/stats.ts";
 import { photoJpeg, withComment } from "../tests/_harness/photos.ts";
 import { mulberry32 } from "../tests/_harness/random.ts";
-import { ROOT } from "./_lib/processes.ts";
+import { LOCK_FLAG, ROOT } from "./_lib/processes.ts";
 import { type BenchService, signIn, spawnBenchService } from "./_lib/service.ts";
 import { uploadNew } from "./_lib/uploads.ts";
 import { explainCase, type PlanCase } from "./_lib/plans.ts";
@@ -496,7 +496,7 @@ async function recordAlone(): Promise<void> {
     args: [
       "run",
       "-A",
-      "--no-lock",
+      LOCK_FLAG,
       new URL(import.meta.url).pathname,
       ...Deno.args,
       "--json",

@@ -7,7 +7,7 @@
  */
 import { type BenchResult, markdownRows, RESULTS_DIR } from "./_lib/results.ts";
 import { machineJiffies } from "./_lib/machine.ts";
-import { ROOT } from "./_lib/processes.ts";
+import { LOCK_FLAG, ROOT } from "./_lib/processes.ts";
 import { keepNotes } from "./_lib/notes.ts";
 
 const BENCHES: [string, string][] = [
@@ -35,7 +35,7 @@ const BENCH_TIMEOUT_MS = 8 * 60_000;
 
 async function run(script: string, args: string[], timeoutMs: number): Promise<number> {
   const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "--no-lock", new URL(script, ROOT).pathname, ...args],
+    args: ["run", "-A", LOCK_FLAG, new URL(script, ROOT).pathname, ...args],
     cwd: ROOT.pathname,
     stdin: "null",
   }).spawn();

@@ -11,6 +11,13 @@
 /** The repository root. */
 export const ROOT = new URL("../../", import.meta.url);
 
+/**
+ * The lockfile of every process a benchmark starts: the tests' (a superset of the service's), so
+ * a benchmark runs the very versions the service and the tests run (docs/architecture.md, "Two
+ * lockfiles"); with no lockfile, Deno resolved the newest of each range instead.
+ */
+export const LOCK_FLAG = `--lock=${new URL("tests/deno.lock", ROOT).pathname}`;
+
 interface Child {
   process: Deno.ChildProcess;
   name: string;
@@ -78,7 +85,7 @@ export async function spawnReady<T>(
   denoFlags: string[] = [],
 ): Promise<ReadyChild<T>> {
   const process = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "--no-lock", ...denoFlags, new URL(script, ROOT).pathname],
+    args: ["run", "-A", LOCK_FLAG, ...denoFlags, new URL(script, ROOT).pathname],
     env,
     stdin: "null",
     stdout: "piped",
