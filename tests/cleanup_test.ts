@@ -69,7 +69,14 @@ Deno.test("deno task test drops the databases its files left behind, and only th
   await admin.unsafe(`create database ${bystander}`);
   try {
     const { code, out } = await deno(
-      ["run", "-A", "--lock=tests/deno.lock", "tests/run.ts", "--no-check", "tests/_leaves_a_database.ts"],
+      [
+        "run",
+        "-A",
+        "--lock=tests/deno.lock",
+        "tests/run.ts",
+        "--no-check",
+        "tests/_leaves_a_database.ts",
+      ],
       { TEST_DATABASE_URL: serverUrl() },
     );
     assert.equal(code, 0, out);
