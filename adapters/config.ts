@@ -6,6 +6,7 @@ import { z } from "zod";
 import { parseCidrList } from "./http/ip.ts";
 import { parseAllowedHosts } from "./http/host.ts";
 import { parsePublicBaseUrl } from "../domain/public_base_url.ts";
+import { isEd25519PublicKeyHex } from "../domain/chat_signatures.ts";
 import { StartupError } from "./startup.ts";
 
 /** The parsed, typed configuration of one service instance. */
@@ -43,6 +44,9 @@ const bool = (fallback: boolean) =>
     if (["0", "false", "no", "off"].includes(s)) return false;
     return v;
   }, z.boolean({ error: "must be true or false" }));
+
+/** The variables that turn a chat integration on (issue 43). */
+const CHAT_SECRETS = ["DISCORD_PUBLIC_KEY"] as const;
 
 /** All cores but one, at least one: the other is the event loop's, which every request needs. */
 const coresButOne = () => Math.max(1, (navigator.hardwareConcurrency ?? 2) - 1);
@@ -159,7 +163,25 @@ const schema = z.object({
     (v) => (typeof v === "string" ? v.trim().toLowerCase() || undefined : v),
     z.enum(["debug", "info", "warn", "error"]).default("info"),
   ),
+  // Chat integrations (issue 43, docs/chat.md): each is on when its secret is set.
+  // Discord: the application's public key (hex), which signs every interaction.
+  DISCORD_PUBLIC_KEY: z.preprocess(
+    (v) => (typeof v === "string" ? v.trim() || undefined : v),
+    z.string().refine(isEd25519PublicKeyHex, {
+      message: "must be the application's public key: 64 hex digits",
+    }).transform((s) => s.toLowerCase()).optional(),
+  ),
 }).superRefine((c, ctx) => {
+  // Chat clients fetch the images from PUBLIC_BASE_URL: without it no link could be given.
+  for (const key of CHAT_SECRETS) {
+    if (c[key] && !c.PUBLIC_BASE_URL) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["PUBLIC_BASE_URL"],
+        message: `is required when ${key} is set: chat clients fetch the images from it`,
+      });
+    }
+  }
   if (c.DATABASE_URL) {
     for (const key of ["ADMIN_PASSWORD", "JWT_SECRET"] as const) {
       if (!c[key]) {

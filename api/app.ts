@@ -2,6 +2,7 @@
 import type { Services } from "../services/deps.ts";
 import { authRoutes } from "./auth.ts";
 import { captionRoutes } from "./captions.ts";
+import { chatRoutes } from "./chat.ts";
 import { capBodies } from "./body_limit.ts";
 import { imageWriteRoutes } from "./image_writes.ts";
 import { createReadApi } from "./read_api.ts";
@@ -29,5 +30,6 @@ export function createApiApp(services: Services) {
   api.route("/", userRoutes(services));
   api.route("/", inviteRoutes(services));
   api.route("/", auditRoutes(services));
+  api.route("/", chatRoutes(services, read));
   return { api, read, direct };
 }

@@ -30,6 +30,8 @@ export const ROUTE_RULES = {
   "POST /invites/:code/accept": PUBLIC,
   // A read that takes a file, so a POST: public like the listing, limited per address instead.
   "POST /images/search-by-image": PUBLIC,
+  // Chat webhooks (api/chat.ts): verified by the platform's signature instead of a token.
+  "POST /chat/discord": PUBLIC,
   "POST /images": { role: "member", keys: "upload" },
   "PATCH /images/:id/tags": { role: "member", keys: "edit" },
   "PATCH /images/:id": { role: "member", keys: "edit" },

@@ -112,6 +112,7 @@ function writeRoutes(svc: TestService) {
   // Exactly these are open to anyone; a write marked public by mistake fails here.
   assert.deepEqual([...PUBLIC_WRITES].sort(), [
     "POST /auth/token",
+    "POST /chat/discord",
     "POST /images/search-by-image",
     "POST /invites/:code/accept",
   ]);

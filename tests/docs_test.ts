@@ -197,5 +197,6 @@ Deno.test("every operation has its stable operationId, the names generated clien
     "delete /invites/{code}": "withdrawInvite",
     "post /invites/{code}/accept": "acceptInvite",
     "get /audit": "listAudit",
+    "post /chat/discord": "discordInteraction",
   });
 });

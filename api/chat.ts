@@ -1,0 +1,87 @@
+/**
+ * The chat integrations' webhooks (issue 43, docs/chat.md). Each is public in ROUTE_RULES: a
+ * platform proves itself by its signature, not a bearer token. The order inside each route is the
+ * invariant the tests hold: unconfigured answers 404; then the signature and its timestamp are
+ * checked (401 `bad_signature`) before the body is parsed or anything is searched or counted
+ * (tests/chat_discord_test.ts). Bodies are capped at 64 KiB by api/body_limit.ts like every other.
+ * The request log records the method, path and status only (wiring/app_shell.ts), never a body or
+ * a header, so no signature or secret reaches it.
+ */
+import { z } from "@hono/zod-openapi";
+import { discordVerifier } from "../domain/chat_signatures.ts";
+import { AppError } from "../domain/errors.ts";
+import type { ReadModel } from "../domain/types.ts";
+import { discordInteractions } from "../services/chat/discord.ts";
+import { chatSearch } from "../services/chat/search.ts";
+import type { Services } from "../services/deps.ts";
+import { json } from "./images.ts";
+import { guard } from "./permissions.ts";
+import { newRouter } from "./router.ts";
+import { errorResponse } from "./schemas.ts";
+
+/** The Discord interactions endpoint's path, under /api/v1. */
+export const DISCORD_PATH = "/chat/discord";
+
+const badSignature = () =>
+  new AppError("bad_signature", "Missing, invalid or stale request signature");
+
+/** The body as JSON, or 400. */
+function parseJson(body: Uint8Array): unknown {
+  try {
+    return JSON.parse(new TextDecoder().decode(body));
+  } catch {
+    throw new AppError("bad_request", "The body is not JSON");
+  }
+}
+
+/** The chat webhooks of one service. */
+export function chatRoutes(services: Services, read: ReadModel) {
+  const { config } = services;
+  const app = newRouter();
+  const search = chatSearch(read);
+
+  app.openAPIRegistry.registerPath({
+    method: "post",
+    path: DISCORD_PATH,
+    operationId: "discordInteraction",
+    tags: ["chat"],
+    summary: "Discord's interactions endpoint: PING, the /react command, its buttons and " +
+      "autocomplete (docs/chat.md)",
+    description: "Signed by Discord (`X-Signature-Ed25519` over `X-Signature-Timestamp` and the " +
+      "raw body, DISCORD_PUBLIC_KEY). A timestamp more than five minutes from now is refused.",
+    request: {
+      headers: z.object({
+        "x-signature-ed25519": z.string().openapi({ description: "Hex Ed25519 signature" }),
+        "x-signature-timestamp": z.string().openapi({ description: "Unix seconds" }),
+      }),
+      body: { content: json(z.object({ type: z.number().int() }).passthrough()), required: true },
+    },
+    responses: {
+      200: {
+        description: "The interaction response",
+        content: json(z.object({ type: z.number().int() }).passthrough()),
+      },
+      400: errorResponse("Not JSON, or an interaction the board does not handle"),
+      401: errorResponse("Missing, invalid or stale signature (`code`: `bad_signature`)"),
+      404: errorResponse("DISCORD_PUBLIC_KEY is not set"),
+      413: errorResponse("Body over 64 KiB (`code`: `body_too_large`)"),
+    },
+  });
+
+  const discordKey = config.DISCORD_PUBLIC_KEY;
+  const verifyDiscord = discordKey ? discordVerifier(discordKey) : null;
+  const discord = config.PUBLIC_BASE_URL
+    ? discordInteractions(search, read, config.PUBLIC_BASE_URL)
+    : null;
+  app.post(DISCORD_PATH, guard(services, "POST /chat/discord"), async (c) => {
+    if (!verifyDiscord || !discord) throw new AppError("not_found", "Discord is not configured");
+    const signature = c.req.header("x-signature-ed25519");
+    const timestamp = c.req.header("x-signature-timestamp");
+    if (!signature || !timestamp) throw badSignature();
+    const body = new Uint8Array(await c.req.arrayBuffer());
+    if (!(await verifyDiscord(signature, timestamp, body))) throw badSignature();
+    return c.json(await discord.answer(parseJson(body)), 200);
+  });
+
+  return app;
+}

@@ -1,0 +1,102 @@
+/**
+ * The search behind every chat integration (issue 43): one best match at a time, with a position
+ * to ask for the next, and autocomplete choices. A query is first searched in the captions (the
+ * library's `q`: exact words first, then approximate ones, newest first); when no caption
+ * matches, the query is read as the library's search field (words that name tags filter by them,
+ * domain/search_text.ts), so that a query naming a tag of uncaptioned images still finds them.
+ * An empty query answers the newest images.
+ */
+import type { ImageDto, ReadModel } from "../../domain/types.ts";
+
+/** Longest query a chat search reads (characters); the rest is ignored. */
+export const MAX_CHAT_QUERY_CHARS = 60;
+
+/** Most autocomplete choices (Discord's limit). */
+export const MAX_CHOICES = 25;
+
+/** Longest choice (Discord's limit on a choice's name and value). */
+export const MAX_CHOICE_CHARS = 100;
+
+/** One match and where the next one is (null: it was the last). */
+export interface ChatMatch {
+  image: ImageDto;
+  /** An opaque position of at most 40 characters, for `findMatch(query, next)`. */
+  next: string | null;
+}
+
+/** `text` cut to `max` characters (code points), trimmed. */
+export function clip(text: string, max: number): string {
+  return [...text.trim()].slice(0, max).join("").trim();
+}
+
+/**
+ * The chat search over `read`. A position is the mode (`c`: captions, `s`: the split search)
+ * followed by the listing's cursor (empty for the first page).
+ */
+export function chatSearch(read: ReadModel) {
+  const page = async (mode: "c" | "s", query: string, cursor: string | null) => {
+    if (mode === "c") {
+      return await read.listImages({ tags: [], q: query || null, limit: 1, cursor });
+    }
+    const split = await read.splitSearch(query);
+    const exclude = split.tags.filter((t) => t.startsWith("-")).map((t) => t.slice(1));
+    const tags = split.tags.filter((t) => !t.startsWith("-"));
+    return await read.listImages({ tags, exclude, q: split.q || null, limit: 1, cursor });
+  };
+  return {
+    /**
+     * The match of `query` at `position` (null: the best one), or null when there is none.
+     * A malformed position is treated as the end: null.
+     */
+    async findMatch(query: string, position: string | null): Promise<ChatMatch | null> {
+      const q = clip(query, MAX_CHAT_QUERY_CHARS);
+      let mode: "c" | "s" = "c";
+      let cursor: string | null = null;
+      if (position !== null) {
+        const m = /^([cs])([A-Za-z0-9+/]{1,39})$/.exec(position);
+        if (!m) return null;
+        mode = m[1] as "c" | "s";
+        cursor = m[2];
+      }
+      let found = await page(mode, q, cursor).catch((e) => {
+        if ((e as { code?: string }).code === "bad_cursor") return null;
+        throw e;
+      });
+      if (!found) return null;
+      // No caption matched at all: read the query as tags and words instead.
+      if (!found.items.length && mode === "c" && cursor === null && q) {
+        mode = "s";
+        found = await page(mode, q, null);
+      }
+      const image = found.items[0];
+      if (!image) return null;
+      return { image, next: found.next_cursor ? mode + found.next_cursor : null };
+    },
+
+    /**
+     * Up to MAX_CHOICES phrases for what was typed: the captions of its best matches, then the
+     * tags whose names or aliases start with it; without text, the most used tags.
+     */
+    async suggest(typed: string): Promise<string[]> {
+      const q = clip(typed, MAX_CHAT_QUERY_CHARS);
+      const choices = new Set<string>();
+      const add = (text: string | null | undefined) => {
+        const phrase = clip((text ?? "").replace(/\s+/g, " ").toLowerCase(), MAX_CHOICE_CHARS);
+        if (phrase && choices.size < MAX_CHOICES) choices.add(phrase);
+      };
+      if (!q) {
+        const top = await read.listTags({ sort: "count_desc", limit: MAX_CHOICES, offset: 0 });
+        for (const tag of top) add(tag.name.replaceAll("_", " "));
+        return [...choices];
+      }
+      const captioned = await read.listImages({ tags: [], q, limit: MAX_CHOICES });
+      for (const image of captioned.items) add(image.text);
+      const tags = await read.suggestTags(q.replace(/\s+/g, "_"), MAX_CHOICES);
+      for (const tag of tags) add((tag.alias ?? tag.name).replaceAll("_", " "));
+      return [...choices];
+    },
+  };
+}
+
+/** The chat search of one read model. */
+export type ChatSearch = ReturnType<typeof chatSearch>;
