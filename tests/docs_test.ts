@@ -168,6 +168,8 @@ Deno.test("every operation has its stable operationId, the names generated clien
     "patch /images/{id}/tags": "updateImageTags",
     "get /images/{id}/file": "getImageFile",
     "get /images/{id}/thumbnail": "getImageThumbnail",
+    "get /images/{id}/preview.jpg": "getImagePreviewJpeg",
+    "get /images/{id}/thumbnail.jpg": "getImageThumbnailJpeg",
     "get /tags": "listTags",
     "get /images/{id}/similar": "listSimilarImages",
     "get /duplicates": "listDuplicatePairs",
