@@ -46,7 +46,7 @@ const bool = (fallback: boolean) =>
   }, z.boolean({ error: "must be true or false" }));
 
 /** The variables that turn a chat integration on (issue 43). */
-const CHAT_SECRETS = ["DISCORD_PUBLIC_KEY"] as const;
+const CHAT_SECRETS = ["DISCORD_PUBLIC_KEY", "TELEGRAM_WEBHOOK_SECRET"] as const;
 
 /** All cores but one, at least one: the other is the event loop's, which every request needs. */
 const coresButOne = () => Math.max(1, (navigator.hardwareConcurrency ?? 2) - 1);
@@ -170,6 +170,14 @@ const schema = z.object({
     z.string().refine(isEd25519PublicKeyHex, {
       message: "must be the application's public key: 64 hex digits",
     }).transform((s) => s.toLowerCase()).optional(),
+  ),
+  // Telegram: the secret token the webhook was set with (setWebhook's secret_token), which
+  // Telegram sends in every update's X-Telegram-Bot-Api-Secret-Token.
+  TELEGRAM_WEBHOOK_SECRET: z.preprocess(
+    emptyToUndefined,
+    z.string().regex(/^[A-Za-z0-9_-]{1,256}$/, {
+      message: "must be 1-256 characters of A-Z, a-z, 0-9, _ and - (Telegram's rule)",
+    }).optional(),
   ),
 }).superRefine((c, ctx) => {
   // Chat clients fetch the images from PUBLIC_BASE_URL: without it no link could be given.

@@ -1,18 +1,19 @@
 /**
  * The chat integrations' webhooks (issue 43, docs/chat.md). Each is public in ROUTE_RULES: a
  * platform proves itself by its signature, not a bearer token. The order inside each route is the
- * invariant the tests hold: unconfigured answers 404; then the signature and its timestamp are
- * checked (401 `bad_signature`) before the body is parsed or anything is searched or counted
- * (tests/chat_discord_test.ts). Bodies are capped at 64 KiB by api/body_limit.ts like every other.
+ * invariant the tests hold: unconfigured answers 404; then the signature and its timestamp (or
+ * Telegram's secret token) are checked (401 `bad_signature`) before the body is parsed or anything
+ * is searched or counted (tests/chat_discord_test.ts, tests/chat_telegram_test.ts). Bodies are capped at 64 KiB by api/body_limit.ts like every other.
  * The request log records the method, path and status only (wiring/app_shell.ts), never a body or
  * a header, so no signature or secret reaches it.
  */
 import { z } from "@hono/zod-openapi";
-import { discordVerifier } from "../domain/chat_signatures.ts";
+import { discordVerifier, sameSecret } from "../domain/chat_signatures.ts";
 import { AppError } from "../domain/errors.ts";
 import type { ReadModel } from "../domain/types.ts";
 import { discordInteractions } from "../services/chat/discord.ts";
 import { chatSearch } from "../services/chat/search.ts";
+import { telegramUpdates } from "../services/chat/telegram.ts";
 import type { Services } from "../services/deps.ts";
 import { json } from "./images.ts";
 import { guard } from "./permissions.ts";
@@ -21,6 +22,8 @@ import { errorResponse } from "./schemas.ts";
 
 /** The Discord interactions endpoint's path, under /api/v1. */
 export const DISCORD_PATH = "/chat/discord";
+/** The Telegram bot's webhook path, under /api/v1. */
+export const TELEGRAM_PATH = "/chat/telegram";
 
 const badSignature = () =>
   new AppError("bad_signature", "Missing, invalid or stale request signature");
@@ -81,6 +84,47 @@ export function chatRoutes(services: Services, read: ReadModel) {
     const body = new Uint8Array(await c.req.arrayBuffer());
     if (!(await verifyDiscord(signature, timestamp, body))) throw badSignature();
     return c.json(await discord.answer(parseJson(body)), 200);
+  });
+
+  app.openAPIRegistry.registerPath({
+    method: "post",
+    path: TELEGRAM_PATH,
+    operationId: "telegramWebhook",
+    tags: ["chat"],
+    summary: "The Telegram bot's webhook: inline queries, chosen results and messages to the bot " +
+      "(docs/chat.md)",
+    description: "`X-Telegram-Bot-Api-Secret-Token` must be TELEGRAM_WEBHOOK_SECRET. The answer " +
+      "is a Bot API call (`answerInlineQuery`, `sendPhoto`, `sendAnimation`, `sendMessage`) made " +
+      "in the webhook's response; 204 when there is nothing to do.",
+    request: {
+      headers: z.object({ "x-telegram-bot-api-secret-token": z.string() }),
+      body: {
+        content: json(z.object({ update_id: z.number().int() }).passthrough()),
+        required: true,
+      },
+    },
+    responses: {
+      200: {
+        description: "A Bot API call for Telegram to make",
+        content: json(z.object({ method: z.string() }).passthrough()),
+      },
+      204: { description: "Nothing to answer" },
+      400: errorResponse("Not JSON"),
+      401: errorResponse("Missing or wrong secret token (`code`: `bad_signature`)"),
+      404: errorResponse("TELEGRAM_WEBHOOK_SECRET is not set"),
+      413: errorResponse("Body over 64 KiB (`code`: `body_too_large`)"),
+    },
+  });
+
+  const telegramSecret = config.TELEGRAM_WEBHOOK_SECRET;
+  const telegram = config.PUBLIC_BASE_URL ? telegramUpdates(search, config.PUBLIC_BASE_URL) : null;
+  app.post(TELEGRAM_PATH, guard(services, "POST /chat/telegram"), async (c) => {
+    if (!telegramSecret || !telegram) throw new AppError("not_found", "Telegram is not configured");
+    const given = c.req.header("x-telegram-bot-api-secret-token") ?? "";
+    if (!sameSecret(given, telegramSecret)) throw badSignature();
+    const body = new Uint8Array(await c.req.arrayBuffer());
+    const answer = await telegram.answer(parseJson(body));
+    return answer ? c.json(answer, 200) : c.body(null, 204);
   });
 
   return app;

@@ -1,10 +1,22 @@
 /**
  * How the chat platforms sign the requests they send to the board (issue 43), checked with
- * WebCrypto alone: Discord's Ed25519 signature over the timestamp and the raw body. Every check
- * runs before the body is parsed or anything is counted (api/chat.ts); a request older or newer
- * than MAX_SKEW_SECONDS is refused whatever its signature, so that a captured request cannot be
- * replayed later (tests/chat_discord_test.ts, "stale").
+ * WebCrypto and node:crypto: Discord's Ed25519 signature over the timestamp and the raw body,
+ * Telegram's secret token compared in constant time. Every check runs before the body is parsed
+ * or anything is counted (api/chat.ts); a request older or newer than MAX_SKEW_SECONDS is refused
+ * whatever its signature, so that a captured request cannot be replayed later
+ * (tests/chat_discord_test.ts, "stale").
  */
+import { createHash, timingSafeEqual } from "node:crypto";
+
+/**
+ * True when `given` equals `expected`, in a time that says nothing about where they differ or how
+ * long either is: their SHA-256 digests are compared with timingSafeEqual (Telegram's secret
+ * token; the same way services/auth.ts compares a password).
+ */
+export function sameSecret(given: string, expected: string): boolean {
+  const digest = (s: string) => createHash("sha256").update(s, "utf8").digest();
+  return timingSafeEqual(digest(given), digest(expected));
+}
 
 /** How far a request's timestamp may be from now: five minutes, as the platforms advise. */
 export const MAX_SKEW_SECONDS = 300;

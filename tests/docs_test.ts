@@ -200,5 +200,6 @@ Deno.test("every operation has its stable operationId, the names generated clien
     "post /invites/{code}/accept": "acceptInvite",
     "get /audit": "listAudit",
     "post /chat/discord": "discordInteraction",
+    "post /chat/telegram": "telegramWebhook",
   });
 });

@@ -24,6 +24,12 @@ export interface ChatMatch {
   next: string | null;
 }
 
+/** A page of matches and where the next page starts (null: there is none). */
+export interface ChatMatches {
+  images: ImageDto[];
+  next: string | null;
+}
+
 /** `text` cut to `max` characters (code points), trimmed. */
 export function clip(text: string, max: number): string {
   return [...text.trim()].slice(0, max).join("").trim();
@@ -34,43 +40,52 @@ export function clip(text: string, max: number): string {
  * followed by the listing's cursor (empty for the first page).
  */
 export function chatSearch(read: ReadModel) {
-  const page = async (mode: "c" | "s", query: string, cursor: string | null) => {
+  const page = async (mode: "c" | "s", query: string, cursor: string | null, limit: number) => {
     if (mode === "c") {
-      return await read.listImages({ tags: [], q: query || null, limit: 1, cursor });
+      return await read.listImages({ tags: [], q: query || null, limit, cursor });
     }
     const split = await read.splitSearch(query);
     const exclude = split.tags.filter((t) => t.startsWith("-")).map((t) => t.slice(1));
     const tags = split.tags.filter((t) => !t.startsWith("-"));
-    return await read.listImages({ tags, exclude, q: split.q || null, limit: 1, cursor });
+    return await read.listImages({ tags, exclude, q: split.q || null, limit, cursor });
+  };
+  /**
+   * Up to `limit` matches of `query` from `position` (null: the best), and the position after
+   * them (null: there are no more). A malformed position is treated as the end.
+   */
+  const findMatches = async (
+    query: string,
+    position: string | null,
+    limit: number,
+  ): Promise<ChatMatches> => {
+    const q = clip(query, MAX_CHAT_QUERY_CHARS);
+    let mode: "c" | "s" = "c";
+    let cursor: string | null = null;
+    if (position !== null) {
+      const m = /^([cs])([A-Za-z0-9+/]{1,39})$/.exec(position);
+      if (!m) return { images: [], next: null };
+      mode = m[1] as "c" | "s";
+      cursor = m[2];
+    }
+    let found = await page(mode, q, cursor, limit).catch((e) => {
+      if ((e as { code?: string }).code === "bad_cursor") return null;
+      throw e;
+    });
+    if (!found) return { images: [], next: null };
+    // No caption matched at all: read the query as tags and words instead.
+    if (!found.items.length && mode === "c" && cursor === null && q) {
+      mode = "s";
+      found = await page(mode, q, null, limit);
+    }
+    return { images: found.items, next: found.next_cursor ? mode + found.next_cursor : null };
   };
   return {
-    /**
-     * The match of `query` at `position` (null: the best one), or null when there is none.
-     * A malformed position is treated as the end: null.
-     */
+    findMatches,
+
+    /** The match of `query` at `position` (null: the best one), or null when there is none. */
     async findMatch(query: string, position: string | null): Promise<ChatMatch | null> {
-      const q = clip(query, MAX_CHAT_QUERY_CHARS);
-      let mode: "c" | "s" = "c";
-      let cursor: string | null = null;
-      if (position !== null) {
-        const m = /^([cs])([A-Za-z0-9+/]{1,39})$/.exec(position);
-        if (!m) return null;
-        mode = m[1] as "c" | "s";
-        cursor = m[2];
-      }
-      let found = await page(mode, q, cursor).catch((e) => {
-        if ((e as { code?: string }).code === "bad_cursor") return null;
-        throw e;
-      });
-      if (!found) return null;
-      // No caption matched at all: read the query as tags and words instead.
-      if (!found.items.length && mode === "c" && cursor === null && q) {
-        mode = "s";
-        found = await page(mode, q, null);
-      }
-      const image = found.items[0];
-      if (!image) return null;
-      return { image, next: found.next_cursor ? mode + found.next_cursor : null };
+      const { images, next } = await findMatches(query, position, 1);
+      return images[0] ? { image: images[0], next } : null;
     },
 
     /**
