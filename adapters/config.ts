@@ -46,7 +46,11 @@ const bool = (fallback: boolean) =>
   }, z.boolean({ error: "must be true or false" }));
 
 /** The variables that turn a chat integration on (issue 43). */
-const CHAT_SECRETS = ["DISCORD_PUBLIC_KEY", "TELEGRAM_WEBHOOK_SECRET"] as const;
+const CHAT_SECRETS = [
+  "DISCORD_PUBLIC_KEY",
+  "SLACK_SIGNING_SECRET",
+  "TELEGRAM_WEBHOOK_SECRET",
+] as const;
 
 /** All cores but one, at least one: the other is the event loop's, which every request needs. */
 const coresButOne = () => Math.max(1, (navigator.hardwareConcurrency ?? 2) - 1);
@@ -170,6 +174,24 @@ const schema = z.object({
     z.string().refine(isEd25519PublicKeyHex, {
       message: "must be the application's public key: 64 hex digits",
     }).transform((s) => s.toLowerCase()).optional(),
+  ),
+  // Slack: the app's signing secret, which signs every request Slack sends.
+  SLACK_SIGNING_SECRET: optionalString,
+  // The origins a button press's response_url may have; any other is never called.
+  SLACK_RESPONSE_ORIGINS: z.preprocess(
+    (v) => (typeof v === "string" && v.trim() !== "" ? v : "https://hooks.slack.com"),
+    z.string().transform((s, ctx) => {
+      const origins: string[] = [];
+      for (const item of s.split(",").map((x) => x.trim()).filter(Boolean)) {
+        const parsed = parsePublicBaseUrl(item);
+        if ("error" in parsed) {
+          ctx.addIssue({ code: "custom", message: `${item}: ${parsed.error}` });
+          return z.NEVER;
+        }
+        origins.push(parsed.origin);
+      }
+      return origins;
+    }),
   ),
   // Telegram: the secret token the webhook was set with (setWebhook's secret_token), which
   // Telegram sends in every update's X-Telegram-Bot-Api-Secret-Token.

@@ -8,13 +8,16 @@
  * a header, so no signature or secret reaches it.
  */
 import { z } from "@hono/zod-openapi";
-import { discordVerifier, sameSecret } from "../domain/chat_signatures.ts";
+import type { Context } from "hono";
+import { discordVerifier, sameSecret, slackSignatureValid } from "../domain/chat_signatures.ts";
 import { AppError } from "../domain/errors.ts";
 import type { ReadModel } from "../domain/types.ts";
 import { discordInteractions } from "../services/chat/discord.ts";
 import { chatSearch } from "../services/chat/search.ts";
+import { slackCommands } from "../services/chat/slack.ts";
 import { telegramUpdates } from "../services/chat/telegram.ts";
 import type { Services } from "../services/deps.ts";
+import type { AppEnv } from "./env.ts";
 import { json } from "./images.ts";
 import { guard } from "./permissions.ts";
 import { newRouter } from "./router.ts";
@@ -22,6 +25,9 @@ import { errorResponse } from "./schemas.ts";
 
 /** The Discord interactions endpoint's path, under /api/v1. */
 export const DISCORD_PATH = "/chat/discord";
+/** The Slack slash command's and its buttons' paths, under /api/v1. */
+export const SLACK_PATH = "/chat/slack";
+export const SLACK_ACTIONS_PATH = "/chat/slack/actions";
 /** The Telegram bot's webhook path, under /api/v1. */
 export const TELEGRAM_PATH = "/chat/telegram";
 
@@ -84,6 +90,101 @@ export function chatRoutes(services: Services, read: ReadModel) {
     const body = new Uint8Array(await c.req.arrayBuffer());
     if (!(await verifyDiscord(signature, timestamp, body))) throw badSignature();
     return c.json(await discord.answer(parseJson(body)), 200);
+  });
+
+  const slackHeaders = z.object({
+    "x-slack-signature": z.string().openapi({ description: "`v0=` and the hex HMAC-SHA256" }),
+    "x-slack-request-timestamp": z.string().openapi({ description: "Unix seconds" }),
+  });
+  const slackResponses = {
+    401: errorResponse("Missing, invalid or stale signature (`code`: `bad_signature`)"),
+    404: errorResponse("SLACK_SIGNING_SECRET is not set"),
+    413: errorResponse("Body over 64 KiB (`code`: `body_too_large`)"),
+  };
+  app.openAPIRegistry.registerPath({
+    method: "post",
+    path: SLACK_PATH,
+    operationId: "slackCommand",
+    tags: ["chat"],
+    summary: "Slack's slash command `/react <query>`: an ephemeral preview of the best match " +
+      "with Send, Next and Cancel (docs/chat.md)",
+    description: "Signed by Slack: `X-Slack-Signature` is `v0=` and the HMAC-SHA256 of " +
+      "`v0:{X-Slack-Request-Timestamp}:{body}` under SLACK_SIGNING_SECRET; a timestamp more than " +
+      "five minutes from now is refused.",
+    request: {
+      headers: slackHeaders,
+      body: {
+        content: {
+          "application/x-www-form-urlencoded": {
+            schema: z.object({ text: z.string().optional() }).passthrough(),
+          },
+        },
+        required: true,
+      },
+    },
+    responses: {
+      200: {
+        description: "The ephemeral message",
+        content: json(z.object({ response_type: z.string() }).passthrough()),
+      },
+      ...slackResponses,
+    },
+  });
+  app.openAPIRegistry.registerPath({
+    method: "post",
+    path: SLACK_ACTIONS_PATH,
+    operationId: "slackAction",
+    tags: ["chat"],
+    summary: "Slack's button presses (Send, Next, Cancel), carried out through the press's " +
+      "`response_url`",
+    description: "Signed as the slash command is. A `response_url` whose origin is not in " +
+      "SLACK_RESPONSE_ORIGINS is never called (400).",
+    request: {
+      headers: slackHeaders,
+      body: {
+        content: {
+          "application/x-www-form-urlencoded": {
+            schema: z.object({ payload: z.string() }),
+          },
+        },
+        required: true,
+      },
+    },
+    responses: {
+      200: { description: "Done (the message is changed through the response_url)" },
+      400: errorResponse("No payload, not a button press, or a foreign response_url"),
+      ...slackResponses,
+    },
+  });
+
+  const slackSecret = config.SLACK_SIGNING_SECRET;
+  const slack = config.PUBLIC_BASE_URL
+    ? slackCommands(search, read, config.PUBLIC_BASE_URL, {
+      responseOrigins: config.SLACK_RESPONSE_ORIGINS,
+    })
+    : null;
+  /** A verified Slack request's form, or 404 (unconfigured) or 401. */
+  const slackForm = async (c: Context<AppEnv>): Promise<URLSearchParams> => {
+    if (!slackSecret || !slack) throw new AppError("not_found", "Slack is not configured");
+    const signature = c.req.header("x-slack-signature");
+    const timestamp = c.req.header("x-slack-request-timestamp");
+    if (!signature || !timestamp) throw badSignature();
+    const body = new Uint8Array(await c.req.arrayBuffer());
+    if (!slackSignatureValid(slackSecret, signature, timestamp, body)) throw badSignature();
+    return new URLSearchParams(new TextDecoder().decode(body));
+  };
+  app.post(SLACK_PATH, guard(services, "POST /chat/slack"), async (c) => {
+    const form = await slackForm(c);
+    // Slack's certificate check of the address: answered, nothing searched.
+    if (form.get("ssl_check") === "1") return c.body(null, 200);
+    return c.json(await slack!.command(form.get("text") ?? ""), 200);
+  });
+  app.post(SLACK_ACTIONS_PATH, guard(services, "POST /chat/slack/actions"), async (c) => {
+    const form = await slackForm(c);
+    const payload = form.get("payload");
+    if (payload === null) throw new AppError("bad_request", "No payload");
+    await slack!.action(parseJson(new TextEncoder().encode(payload)), c.get("log"));
+    return c.body(null, 200);
   });
 
   app.openAPIRegistry.registerPath({

@@ -32,6 +32,8 @@ export const ROUTE_RULES = {
   "POST /images/search-by-image": PUBLIC,
   // Chat webhooks (api/chat.ts): verified by the platform's signature instead of a token.
   "POST /chat/discord": PUBLIC,
+  "POST /chat/slack": PUBLIC,
+  "POST /chat/slack/actions": PUBLIC,
   "POST /chat/telegram": PUBLIC,
   "POST /images": { role: "member", keys: "upload" },
   "PATCH /images/:id/tags": { role: "member", keys: "edit" },

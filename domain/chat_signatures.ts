@@ -1,12 +1,13 @@
 /**
  * How the chat platforms sign the requests they send to the board (issue 43), checked with
  * WebCrypto and node:crypto: Discord's Ed25519 signature over the timestamp and the raw body,
- * Telegram's secret token compared in constant time. Every check runs before the body is parsed
+ * Slack's HMAC-SHA256 of `v0:{timestamp}:{body}`, Telegram's secret token, each compared in
+ * constant time. Every check runs before the body is parsed
  * or anything is counted (api/chat.ts); a request older or newer than MAX_SKEW_SECONDS is refused
  * whatever its signature, so that a captured request cannot be replayed later
  * (tests/chat_discord_test.ts, "stale").
  */
-import { createHash, timingSafeEqual } from "node:crypto";
+import { createHash, createHmac, timingSafeEqual } from "node:crypto";
 
 /**
  * True when `given` equals `expected`, in a time that says nothing about where they differ or how
@@ -67,4 +68,23 @@ export function discordVerifier(publicKeyHex: string) {
     key ??= crypto.subtle.importKey("raw", raw, { name: "Ed25519" }, false, ["verify"]);
     return await crypto.subtle.verify({ name: "Ed25519" }, await key, signature, signed);
   };
+}
+
+/**
+ * True when `signature` (X-Slack-Signature, `v0=` and hex) is the HMAC-SHA256 under `secret` of
+ * `v0:{timestamp}:{body}` (X-Slack-Request-Timestamp, the raw body), compared in constant time,
+ * and the timestamp is fresh at `nowMs`.
+ */
+export function slackSignatureValid(
+  secret: string,
+  signature: string,
+  timestamp: string,
+  body: Uint8Array,
+  nowMs = Date.now(),
+): boolean {
+  if (!isFreshTimestamp(timestamp, nowMs)) return false;
+  const given = /^v0=([0-9a-f]{64})$/.exec(signature);
+  if (!given) return false;
+  const mac = createHmac("sha256", secret).update(`v0:${timestamp}:`).update(body).digest();
+  return timingSafeEqual(mac, hexBytes(given[1])!);
 }

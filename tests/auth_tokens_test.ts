@@ -113,6 +113,8 @@ function writeRoutes(svc: TestService) {
   assert.deepEqual([...PUBLIC_WRITES].sort(), [
     "POST /auth/token",
     "POST /chat/discord",
+    "POST /chat/slack",
+    "POST /chat/slack/actions",
     "POST /chat/telegram",
     "POST /images/search-by-image",
     "POST /invites/:code/accept",

@@ -200,6 +200,8 @@ Deno.test("every operation has its stable operationId, the names generated clien
     "post /invites/{code}/accept": "acceptInvite",
     "get /audit": "listAudit",
     "post /chat/discord": "discordInteraction",
+    "post /chat/slack": "slackCommand",
+    "post /chat/slack/actions": "slackAction",
     "post /chat/telegram": "telegramWebhook",
   });
 });
