@@ -13,7 +13,9 @@ import { discordVerifier, sameSecret, slackSignatureValid } from "../domain/chat
 import { AppError } from "../domain/errors.ts";
 import type { ReadModel } from "../domain/types.ts";
 import { discordInteractions } from "../services/chat/discord.ts";
-import { chatSearch } from "../services/chat/search.ts";
+import { chatSearch, mostSentFrom, type RecordSend } from "../services/chat/search.ts";
+import { recordSend } from "../db/sends.ts";
+import { isShortId } from "../domain/short_id.ts";
 import { slackCommands } from "../services/chat/slack.ts";
 import { telegramUpdates } from "../services/chat/telegram.ts";
 import type { Services } from "../services/deps.ts";
@@ -47,7 +49,9 @@ function parseJson(body: Uint8Array): unknown {
 export function chatRoutes(services: Services, read: ReadModel) {
   const { config } = services;
   const app = newRouter();
-  const search = chatSearch(read);
+  const search = chatSearch(read, mostSentFrom(services.sql, config.S3_PUBLIC_BASE_URL));
+  const sends: RecordSend = (shortId, sender) =>
+    isShortId(shortId) ? recordSend(services.sql, shortId, sender) : Promise.resolve(false);
 
   app.openAPIRegistry.registerPath({
     method: "post",
@@ -80,7 +84,7 @@ export function chatRoutes(services: Services, read: ReadModel) {
   const discordKey = config.DISCORD_PUBLIC_KEY;
   const verifyDiscord = discordKey ? discordVerifier(discordKey) : null;
   const discord = config.PUBLIC_BASE_URL
-    ? discordInteractions(search, read, config.PUBLIC_BASE_URL)
+    ? discordInteractions(search, read, config.PUBLIC_BASE_URL, sends)
     : null;
   app.post(DISCORD_PATH, guard(services, "POST /chat/discord"), async (c) => {
     if (!verifyDiscord || !discord) throw new AppError("not_found", "Discord is not configured");
@@ -161,6 +165,7 @@ export function chatRoutes(services: Services, read: ReadModel) {
   const slack = config.PUBLIC_BASE_URL
     ? slackCommands(search, read, config.PUBLIC_BASE_URL, {
       responseOrigins: config.SLACK_RESPONSE_ORIGINS,
+      sends,
     })
     : null;
   /** A verified Slack request's form, or 404 (unconfigured) or 401. */
@@ -218,7 +223,9 @@ export function chatRoutes(services: Services, read: ReadModel) {
   });
 
   const telegramSecret = config.TELEGRAM_WEBHOOK_SECRET;
-  const telegram = config.PUBLIC_BASE_URL ? telegramUpdates(search, config.PUBLIC_BASE_URL) : null;
+  const telegram = config.PUBLIC_BASE_URL
+    ? telegramUpdates(search, config.PUBLIC_BASE_URL, sends)
+    : null;
   app.post(TELEGRAM_PATH, guard(services, "POST /chat/telegram"), async (c) => {
     if (!telegramSecret || !telegram) throw new AppError("not_found", "Telegram is not configured");
     const given = c.req.header("x-telegram-bot-api-secret-token") ?? "";

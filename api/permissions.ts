@@ -52,6 +52,8 @@ export const ROUTE_RULES = {
   "POST /me/api-keys": SESSION,
   "DELETE /me/api-keys/:id": SESSION,
   "GET /me/favorites": { role: "member", keys: "any" },
+  // A copy on the image page counted as a send (api/sends.ts), once a day per account.
+  "POST /images/:id/sends": { role: "member", keys: "any" },
   "PUT /me/favorites/:id": { role: "member", keys: "edit" },
   "DELETE /me/favorites/:id": { role: "member", keys: "edit" },
   "GET /users": ADMIN,

@@ -47,6 +47,11 @@ export interface ImageDto {
   uploaded_by: string | null;
   /** How many accounts favourited it (kept by the write paths). */
   favorite_count: number;
+  /**
+   * How often it was sent from a chat or copied from its page by a signed-in person, each sender
+   * counted once a day (issue 43, db/sends.ts).
+   */
+  send_count: number;
 }
 
 /** One page of the library, newest first. */

@@ -90,6 +90,7 @@ export function toImageDto(row: ImageWithTags, publicBase: string | undefined): 
     created_at: row.created_at.toISOString(),
     uploaded_by: row.uploaded_by,
     favorite_count: row.favorite_count,
+    send_count: row.send_count,
   };
 }
 

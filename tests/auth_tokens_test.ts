@@ -42,6 +42,7 @@ const ACCEPTED_ANSWERS: Record<string, number> = {
   "DELETE /me/api-keys/:id": 404, // no such key
   "PUT /me/favorites/:id": 404, // no such image
   "DELETE /me/favorites/:id": 404, // no such image
+  "POST /images/:id/sends": 404, // no such image
   "PATCH /users/:username": 404, // no such account
   "POST /invites": 201, // a member's invite, the defaults
   "DELETE /invites/:code": 404, // no such invite

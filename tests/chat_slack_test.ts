@@ -3,7 +3,8 @@
  * signs them (node:crypto's HMAC, not the board's code), answers written as `@slack/types` blocks
  * and compared whole. A fake Slack on loopback stands in for the presses' response_url and records
  * what it gets: Send posts the image in the channel and deletes the preview, Next replaces it,
- * Cancel deletes it; a response_url of another origin is never called. Verification comes first:
+ * Cancel deletes it (a Send counts once per person per day); a response_url of another origin is
+ * never called. Verification comes first:
  * a bad, missing or stale signature is 401; an unconfigured board answers 404.
  */
 import assert from "node:assert/strict";
@@ -119,6 +120,7 @@ async function press(actionId: string, value: string, responseUrl = `${SLACK}/ac
   const payload = {
     type: "block_actions",
     user: { id: "U1" },
+    team: { id: "T1" },
     response_url: responseUrl,
     actions: [{ type: "button", action_id: actionId, block_id: "b", value, action_ts: "1" }],
   };
@@ -206,6 +208,12 @@ Deno.test("Send posts the image in the channel and deletes the preview; Cancel d
   received.length = 0;
   assert.equal((await press("cancel", "cancel")).status, 200);
   assert.deepEqual(received.map((r) => r.body), [{ delete_original: true }]);
+  // The Send counted once; a second Send by the same person today posts but does not count.
+  const count = async () =>
+    (await (await svc.app.request(`/api/v1/images/${gif.short_id}`)).json()).send_count;
+  assert.equal(await count(), 1);
+  assert.equal((await press("send", gif.short_id)).status, 200);
+  assert.equal(await count(), 1);
 });
 
 Deno.test("a response_url of another origin is never called", async () => {

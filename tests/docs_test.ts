@@ -199,6 +199,7 @@ Deno.test("every operation has its stable operationId, the names generated clien
     "delete /invites/{code}": "withdrawInvite",
     "post /invites/{code}/accept": "acceptInvite",
     "get /audit": "listAudit",
+    "post /images/{id}/sends": "recordImageSend",
     "post /chat/discord": "discordInteraction",
     "post /chat/slack": "slackCommand",
     "post /chat/slack/actions": "slackAction",

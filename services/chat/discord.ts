@@ -7,7 +7,13 @@
 import { AppError } from "../../domain/errors.ts";
 import { shareLinks } from "../../domain/share_links.ts";
 import type { ImageDto, ReadModel } from "../../domain/types.ts";
-import { type ChatSearch, clip, MAX_CHAT_QUERY_CHARS, MAX_CHOICE_CHARS } from "./search.ts";
+import {
+  type ChatSearch,
+  clip,
+  MAX_CHAT_QUERY_CHARS,
+  MAX_CHOICE_CHARS,
+  type RecordSend,
+} from "./search.ts";
 
 /** The slash command's name and its one option's (`/react query:...`). */
 export const DISCORD_COMMAND = "react";
@@ -34,6 +40,9 @@ const MAX_CUSTOM_ID = 100;
 /** What an interaction carries that the board reads; everything else is ignored. */
 interface Interaction {
   type?: unknown;
+  /** Who: `member.user` in a server, `user` elsewhere. */
+  member?: { user?: { id?: unknown } };
+  user?: { id?: unknown };
   data?: {
     name?: unknown;
     custom_id?: unknown;
@@ -54,7 +63,12 @@ export function nextId(position: string, query: string): string {
 }
 
 /** The answerer of one board: `origin` is PUBLIC_BASE_URL, where chat clients fetch images. */
-export function discordInteractions(search: ChatSearch, read: ReadModel, origin: string) {
+export function discordInteractions(
+  search: ChatSearch,
+  read: ReadModel,
+  origin: string,
+  sends: RecordSend,
+) {
   /** The ephemeral preview of a match: the image, Send, Next and a link to its page. */
   const preview = (image: ImageDto, next: string | null, query: string) => {
     const links = shareLinks(origin, image);
@@ -126,6 +140,8 @@ export function discordInteractions(search: ChatSearch, read: ReadModel, origin:
                 data: { flags: EPHEMERAL, content: "That image is no longer on the board." },
               };
             }
+            const who = i.member?.user?.id ?? i.user?.id;
+            if (typeof who === "string") await sends(image.short_id, `discord:${who}`);
             // The direct link alone: Discord shows the image itself, and a GIF stays animated.
             return {
               type: CHANNEL_MESSAGE,

@@ -4,9 +4,12 @@
  * library's `q`: exact words first, then approximate ones, newest first); when no caption
  * matches, the query is read as the library's search field (words that name tags filter by them,
  * domain/search_text.ts), so that a query naming a tag of uncaptioned images still finds them.
- * An empty query answers the newest images.
+ * An empty query answers the most-sent images, newest among equals.
  */
-import type { ImageDto, ReadModel } from "../../domain/types.ts";
+import { retryRead, type Sql } from "../../db/client.ts";
+import { listMostSent } from "../../db/sends.ts";
+import type { ImageDto, ImagePage, ReadModel } from "../../domain/types.ts";
+import { toImageDto } from "../read_model.ts";
 
 /** Longest query a chat search reads (characters); the rest is ignored. */
 export const MAX_CHAT_QUERY_CHARS = 60;
@@ -30,17 +33,46 @@ export interface ChatMatches {
   next: string | null;
 }
 
+/**
+ * Counts a send of image `shortId` by `sender` (`discord:{user}`, ...), once per sender per day
+ * (db/sends.ts recordSend).
+ */
+export type RecordSend = (shortId: string, sender: string) => Promise<unknown>;
+
+/** How a chat search finds its images (see chatSearch). */
+type Mode = "c" | "s" | "m";
+
 /** `text` cut to `max` characters (code points), trimmed. */
 export function clip(text: string, max: number): string {
   return [...text.trim()].slice(0, max).join("").trim();
 }
 
+/** One page of the most-sent images after `cursor` (a `{send_count}.{seq}` position). */
+export type MostSent = (cursor: string | null, limit: number) => Promise<ImagePage>;
+
+/** The most-sent listing over PostgreSQL (db/sends.ts), as API images. */
+export function mostSentFrom(sql: Sql, publicBase: string | undefined): MostSent {
+  return async (cursor, limit) => {
+    const m = cursor === null ? null : /^(\d{1,10})\.(\d{1,19})$/.exec(cursor);
+    if (cursor !== null && !m) return { items: [], next_cursor: null };
+    const after = m ? { sendCount: Number(m[1]), seq: m[2] } : null;
+    const rows = await retryRead(() => listMostSent(sql, after, limit + 1));
+    const items = rows.slice(0, limit);
+    const last = items[items.length - 1];
+    return {
+      items: items.map((r) => toImageDto(r, publicBase)),
+      next_cursor: rows.length > limit ? `${last.send_count}.${last.seq}` : null,
+    };
+  };
+}
+
 /**
- * The chat search over `read`. A position is the mode (`c`: captions, `s`: the split search)
- * followed by the listing's cursor (empty for the first page).
+ * The chat search over `read`. A position is the mode (`c`: captions, `s`: the split search,
+ * `m`: the most sent, for an empty query) followed by its listing's cursor.
  */
-export function chatSearch(read: ReadModel) {
-  const page = async (mode: "c" | "s", query: string, cursor: string | null, limit: number) => {
+export function chatSearch(read: ReadModel, mostSent: MostSent) {
+  const page = async (mode: Mode, query: string, cursor: string | null, limit: number) => {
+    if (mode === "m") return await mostSent(cursor, limit);
     if (mode === "c") {
       return await read.listImages({ tags: [], q: query || null, limit, cursor });
     }
@@ -59,12 +91,13 @@ export function chatSearch(read: ReadModel) {
     limit: number,
   ): Promise<ChatMatches> => {
     const q = clip(query, MAX_CHAT_QUERY_CHARS);
-    let mode: "c" | "s" = "c";
+    // An empty query answers the most-sent reactions.
+    let mode: Mode = q ? "c" : "m";
     let cursor: string | null = null;
     if (position !== null) {
-      const m = /^([cs])([A-Za-z0-9+/]{1,39})$/.exec(position);
+      const m = /^([csm])([A-Za-z0-9+/.]{1,39})$/.exec(position);
       if (!m) return { images: [], next: null };
-      mode = m[1] as "c" | "s";
+      mode = m[1] as Mode;
       cursor = m[2];
     }
     let found = await page(mode, q, cursor, limit).catch((e) => {

@@ -10,7 +10,7 @@ import type { Logger } from "../../adapters/log.ts";
 import { AppError } from "../../domain/errors.ts";
 import { altText, shareLinks } from "../../domain/share_links.ts";
 import type { ImageDto, ReadModel } from "../../domain/types.ts";
-import { type ChatSearch, clip, MAX_CHAT_QUERY_CHARS } from "./search.ts";
+import { type ChatSearch, clip, MAX_CHAT_QUERY_CHARS, type RecordSend } from "./search.ts";
 
 /** How long all the calls of one button press to its response_url may take together. */
 export const RESPONSE_URL_TIMEOUT_MS = 2_000;
@@ -21,6 +21,8 @@ export type SlackMessage = Record<string, unknown>;
 /** What a button press carries that the board reads. */
 interface ActionPayload {
   type?: unknown;
+  user?: { id?: unknown; team_id?: unknown };
+  team?: { id?: unknown } | null;
   response_url?: unknown;
   actions?: { action_id?: unknown; value?: unknown }[];
 }
@@ -36,7 +38,7 @@ export function slackCommands(
   search: ChatSearch,
   read: ReadModel,
   origin: string,
-  opts: { responseOrigins: string[]; fetch?: typeof fetch },
+  opts: { responseOrigins: string[]; sends: RecordSend; fetch?: typeof fetch },
 ) {
   const send = opts.fetch ?? fetch;
   const preview = (image: ImageDto, next: string | null, query: string): SlackMessage => {
@@ -152,6 +154,12 @@ export function slackCommands(
       }
       try {
         await respond(url, messages);
+        const user = p.user?.id;
+        const team = p.team?.id ?? p.user?.team_id ?? "";
+        if (id === "send" && typeof user === "string") {
+          // Counted once the image is in the conversation.
+          await opts.sends(value, `slack:${team}:${user}`);
+        }
       } catch (err) {
         log?.warn("slack response_url call failed", {
           action: id,

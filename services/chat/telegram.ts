@@ -8,7 +8,7 @@
 import { shareLinks } from "../../domain/share_links.ts";
 import { PREVIEW_MAX_SIDE, thumbnailSize } from "../../domain/thumbnail_size.ts";
 import type { ImageDto } from "../../domain/types.ts";
-import { type ChatSearch, clip, MAX_CHAT_QUERY_CHARS } from "./search.ts";
+import { type ChatSearch, clip, MAX_CHAT_QUERY_CHARS, type RecordSend } from "./search.ts";
 
 /** Most results of one inline page (Telegram's limit). */
 export const INLINE_PAGE = 50;
@@ -25,6 +25,7 @@ export const TELEGRAM_HELP = "Find a reaction image on the board without leaving
 /** What an update carries that the board reads; everything else is ignored. */
 interface Update {
   inline_query?: { id?: unknown; query?: unknown; offset?: unknown };
+  chosen_inline_result?: { result_id?: unknown; from?: { id?: unknown } };
   message?: { chat?: { id?: unknown }; text?: unknown };
 }
 
@@ -40,7 +41,7 @@ export function messageQuery(text: string): string {
 }
 
 /** The answerer of one board: `origin` is PUBLIC_BASE_URL, where Telegram fetches the images. */
-export function telegramUpdates(search: ChatSearch, origin: string) {
+export function telegramUpdates(search: ChatSearch, origin: string, sends: RecordSend) {
   const api = (image: ImageDto) => `${origin}/api/v1/images/${image.short_id}`;
   /** An inline result: a GIF as itself, a still as its JPEG preview (Telegram wants JPEG). */
   const result = (image: ImageDto) => {
@@ -83,6 +84,15 @@ export function telegramUpdates(search: ChatSearch, origin: string) {
           next_offset: next ?? "",
           cache_time: INLINE_CACHE_SECONDS,
         };
+      }
+      const chosen = u.chosen_inline_result;
+      if (chosen) {
+        // Sent: inline results are the images' short IDs (inline feedback must be on, docs/chat.md).
+        const who = chosen.from?.id;
+        if (typeof chosen.result_id === "string" && typeof who === "number") {
+          await sends(chosen.result_id, `telegram:${who}`);
+        }
+        return null;
       }
       const message = u.message;
       const chatId = message?.chat?.id;
