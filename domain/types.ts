@@ -70,6 +70,11 @@ export interface ListImagesQuery {
   q?: string | null;
   /** Only the images this account uploaded (a username, any case). */
   uploader?: string | null;
+  /**
+   * `relevance`: with `q`, the best match first (db/relevance_search.ts); otherwise, and by
+   * default, the listing's order.
+   */
+  sort?: "newest" | "relevance";
   limit: number;
   cursor?: string | null;
 }

@@ -164,7 +164,7 @@ Deno.test("PING answers PONG", async () => {
 Deno.test("/react answers the best match as an ephemeral embed with Send, Next and a page link", async () => {
   const first = await answer(command("this is fine"));
   const next = first.data.components[0].components[1].custom_id as string;
-  assert.match(next, /^next:c[A-Za-z0-9+/]+:this is fine$/);
+  assert.match(next, /^next:r[A-Za-z0-9+/]+:this is fine$/);
   assert.deepEqual(first, preview(4, gif, "gif", next));
 
   // Next replaces the preview with the next match (type 7); the last one's Next is disabled.
@@ -210,7 +210,7 @@ Deno.test("a query no caption matches is read as tags; no match at all says so, 
       components: [],
     },
   };
-  assert.deepEqual(await answer(press("next:c!!:this is fine")), end);
+  assert.deepEqual(await answer(press("next:r!!:this is fine")), end);
 });
 
 Deno.test("autocomplete answers captions and tags that match what was typed", async () => {

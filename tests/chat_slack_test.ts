@@ -166,7 +166,7 @@ const tagged = await seed("png", "", ["facepalm_cat", "sigh"]);
 Deno.test("/react answers an ephemeral image of the best match with Send, Next and Cancel", async () => {
   const first = await slash("this is fine");
   const next = first.blocks[1].elements[1].value as string;
-  assert.match(next, /^c[A-Za-z0-9+/]+:this is fine$/);
+  assert.match(next, /^r[A-Za-z0-9+/]+:this is fine$/);
   assert.deepEqual(first, {
     response_type: "ephemeral",
     text: `${ORIGIN}/i/${gif.short_id}`,

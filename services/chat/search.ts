@@ -1,10 +1,8 @@
 /**
  * The search behind every chat integration (issue 43): one best match at a time, with a position
- * to ask for the next, and autocomplete choices. A query is first searched in the captions (the
- * library's `q`: exact words first, then approximate ones, newest first); when no caption
- * matches, the query is read as the library's search field (words that name tags filter by them,
- * domain/search_text.ts), so that a query naming a tag of uncaptioned images still finds them.
- * An empty query answers the most-sent images, newest among equals.
+ * to ask for the next, and autocomplete choices. A query is searched by relevance (the library's
+ * `sort=relevance`, db/relevance_search.ts): each word in the caption or the image's tags, the
+ * phrase first. An empty query answers the most-sent images, newest among equals.
  */
 import { retryRead, type Sql } from "../../db/client.ts";
 import { listMostSent } from "../../db/sends.ts";
@@ -40,7 +38,7 @@ export interface ChatMatches {
 export type RecordSend = (shortId: string, sender: string) => Promise<unknown>;
 
 /** How a chat search finds its images (see chatSearch). */
-type Mode = "c" | "s" | "m";
+type Mode = "r" | "m";
 
 /** `text` cut to `max` characters (code points), trimmed. */
 export function clip(text: string, max: number): string {
@@ -67,19 +65,13 @@ export function mostSentFrom(sql: Sql, publicBase: string | undefined): MostSent
 }
 
 /**
- * The chat search over `read`. A position is the mode (`c`: captions, `s`: the split search,
- * `m`: the most sent, for an empty query) followed by its listing's cursor.
+ * The chat search over `read`. A position is the mode (`r`: by relevance, `m`: the most sent, for
+ * an empty query) followed by its listing's cursor.
  */
 export function chatSearch(read: ReadModel, mostSent: MostSent) {
   const page = async (mode: Mode, query: string, cursor: string | null, limit: number) => {
     if (mode === "m") return await mostSent(cursor, limit);
-    if (mode === "c") {
-      return await read.listImages({ tags: [], q: query || null, limit, cursor });
-    }
-    const split = await read.splitSearch(query);
-    const exclude = split.tags.filter((t) => t.startsWith("-")).map((t) => t.slice(1));
-    const tags = split.tags.filter((t) => !t.startsWith("-"));
-    return await read.listImages({ tags, exclude, q: split.q || null, limit, cursor });
+    return await read.listImages({ tags: [], q: query, sort: "relevance", limit, cursor });
   };
   /**
    * Up to `limit` matches of `query` from `position` (null: the best), and the position after
@@ -92,24 +84,19 @@ export function chatSearch(read: ReadModel, mostSent: MostSent) {
   ): Promise<ChatMatches> => {
     const q = clip(query, MAX_CHAT_QUERY_CHARS);
     // An empty query answers the most-sent reactions.
-    let mode: Mode = q ? "c" : "m";
+    let mode: Mode = q ? "r" : "m";
     let cursor: string | null = null;
     if (position !== null) {
-      const m = /^([csm])([A-Za-z0-9+/.]{1,39})$/.exec(position);
+      const m = /^([rm])([A-Za-z0-9+/.]{1,39})$/.exec(position);
       if (!m) return { images: [], next: null };
       mode = m[1] as Mode;
       cursor = m[2];
     }
-    let found = await page(mode, q, cursor, limit).catch((e) => {
+    const found = await page(mode, q, cursor, limit).catch((e) => {
       if ((e as { code?: string }).code === "bad_cursor") return null;
       throw e;
     });
     if (!found) return { images: [], next: null };
-    // No caption matched at all: read the query as tags and words instead.
-    if (!found.items.length && mode === "c" && cursor === null && q) {
-      mode = "s";
-      found = await page(mode, q, null, limit);
-    }
     return { images: found.items, next: found.next_cursor ? mode + found.next_cursor : null };
   };
   return {
