@@ -45,6 +45,15 @@ const bool = (fallback: boolean) =>
     return v;
   }, z.boolean({ error: "must be true or false" }));
 
+/** An API's base address (no trailing slash), `fallback` when unset. */
+const apiBase = (fallback: string) =>
+  z.preprocess(
+    (v) => (typeof v === "string" && v.trim() !== "" ? v.trim() : fallback),
+    z.url({ protocol: /^https?$/, error: "must be an http(s) URL" }).transform((s) =>
+      s.replace(/\/+$/, "")
+    ),
+  );
+
 /** The variables that turn a chat integration on (issue 43). */
 const CHAT_SECRETS = [
   "DISCORD_PUBLIC_KEY",
@@ -175,6 +184,14 @@ const schema = z.object({
       message: "must be the application's public key: 64 hex digits",
     }).transform((s) => s.toLowerCase()).optional(),
   ),
+  // For `deno task chat:register` only (services/chat/register.ts): the application whose global
+  // /react command it registers, the bot token that may, and the API's address (tests: a fake).
+  DISCORD_APPLICATION_ID: z.preprocess(
+    emptyToUndefined,
+    z.string().regex(/^\d{1,20}$/, { message: "must be the application's ID (digits)" }).optional(),
+  ),
+  DISCORD_BOT_TOKEN: optionalString,
+  DISCORD_API_BASE: apiBase("https://discord.com/api/v10"),
   // Slack: the app's signing secret, which signs every request Slack sends.
   SLACK_SIGNING_SECRET: optionalString,
   // The origins a button press's response_url may have; any other is never called.
@@ -201,6 +218,9 @@ const schema = z.object({
       message: "must be 1-256 characters of A-Z, a-z, 0-9, _ and - (Telegram's rule)",
     }).optional(),
   ),
+  // For `deno task chat:register` only: the bot's token, for setWebhook, and the API's address.
+  TELEGRAM_BOT_TOKEN: optionalString,
+  TELEGRAM_API_BASE: apiBase("https://api.telegram.org"),
 }).superRefine((c, ctx) => {
   // Chat clients fetch the images from PUBLIC_BASE_URL: without it no link could be given.
   for (const key of CHAT_SECRETS) {
@@ -240,7 +260,7 @@ export function loadConfig(env: Record<string, string | undefined> = Deno.env.to
   const lines = result.error.issues.map((issue) => {
     const name = String(issue.path[0] ?? "config");
     const value = input[name];
-    const shown = value === undefined || /SECRET|PASSWORD/.test(name)
+    const shown = value === undefined || /SECRET|PASSWORD|TOKEN$/.test(name)
       ? ""
       : ` (got ${JSON.stringify(value)})`;
     return `${name}: ${issue.message}${shown}`;
