@@ -158,6 +158,21 @@ Deno.test("a message answers the best match: a GIF as an animation, a still as a
   assert.deepEqual(await answer(message("qwertyuiop zxcvbnm")), none);
 });
 
+Deno.test("in a group the bot answers only a command or a mention", async () => {
+  const group = { id: -100, type: "supergroup" as const, title: "friends" };
+  const inGroup = (text: string): Update => ({
+    update_id: 4,
+    message: { message_id: 8, date: 1, chat: group, from, text },
+  });
+  const chatter = await post(inGroup("this is fine"));
+  assert.equal(chatter.status, 204);
+  await chatter.body?.cancel();
+  const mention = await answer(inGroup("@reaction_bot this is fine"));
+  assert.deepEqual([mention.method, mention.chat_id], ["sendAnimation", -100]);
+  const command = await answer(inGroup("/react@reaction_bot this is fine"));
+  assert.deepEqual([command.method, command.chat_id], ["sendAnimation", -100]);
+});
+
 Deno.test("/start answers how to use the bot", async () => {
   const help: Call<"sendMessage"> = { method: "sendMessage", chat_id: 42, text: TELEGRAM_HELP };
   assert.deepEqual(await answer(message("/start")), help);

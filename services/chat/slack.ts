@@ -18,6 +18,11 @@ export const RESPONSE_URL_TIMEOUT_MS = 2_000;
 /** A Slack message (the slash command's answer, or what a response_url is sent). */
 export type SlackMessage = Record<string, unknown>;
 
+/** A response_url that answered with an error status. */
+class ResponseUrlRefused extends Error {
+  override name = "ResponseUrlRefused";
+}
+
 /** What a button press carries that the board reads. */
 interface ActionPayload {
   type?: unknown;
@@ -92,7 +97,7 @@ export function slackCommands(
         redirect: "error",
       });
       await res.body?.cancel();
-      if (!res.ok) throw new Error(`response_url answered ${res.status}`);
+      if (!res.ok) throw new ResponseUrlRefused(`response_url answered ${res.status}`);
     }
   };
 
@@ -161,10 +166,10 @@ export function slackCommands(
           await opts.sends(value, `slack:${team}:${user}`);
         }
       } catch (err) {
-        log?.warn("slack response_url call failed", {
-          action: id,
-          err: (err as Error)?.message ?? String(err),
-        });
+        // Our own message for an HTTP failure; for others only the error's name: a network
+        // error's message names the URL.
+        const reason = err instanceof ResponseUrlRefused ? err.message : (err as Error)?.name;
+        log?.warn("slack response_url call failed", { action: id, err: reason ?? "Error" });
       }
     },
   };

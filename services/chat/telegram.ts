@@ -26,7 +26,7 @@ export const TELEGRAM_HELP = "Find a reaction image on the board without leaving
 interface Update {
   inline_query?: { id?: unknown; query?: unknown; offset?: unknown };
   chosen_inline_result?: { result_id?: unknown; from?: { id?: unknown } };
-  message?: { chat?: { id?: unknown }; text?: unknown };
+  message?: { chat?: { id?: unknown; type?: unknown }; text?: unknown };
 }
 
 /** A Bot API call made in the webhook's response, or null for nothing to do. */
@@ -101,6 +101,9 @@ export function telegramUpdates(search: ChatSearch, origin: string, sends: Recor
         typeof message?.text === "string"
       ) {
         const text = message.text.trim();
+        // In a group the bot answers only what is addressed to it (a command or a mention), so
+        // that a bot allowed to read every message does not answer every message.
+        if (message.chat?.type !== "private" && !/^[/@]/.test(text)) return null;
         if (/^\/(start|help)(@[A-Za-z0-9_]+)?(\s|$)/.test(text)) {
           return { method: "sendMessage", chat_id: chatId, text: TELEGRAM_HELP };
         }
