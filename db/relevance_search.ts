@@ -8,11 +8,20 @@
  *   2  every word exactly in the caption or through a tag,
  *   1  some word only approximately,
  * and within a level by send_count (most sent first), then newest. `tags` and `exclude` filter as
- * the listings do. tests/relevance_test.ts holds each level and tie.
+ * the listings do. At most MAX_RELEVANCE_CANDIDATES images are ranked. tests/relevance_test.ts
+ * holds each level and tie.
  */
 import type { Sql } from "./client.ts";
 import { COLUMNS, type ImageWithTags, TAGS } from "./images.ts";
 import { meantTagIds } from "./tags.ts";
+
+/**
+ * Most images one relevance search ranks: the newest of those matching its rarest word (the word
+ * whose ways to match have the fewest images). Without a bound, a query of common words read and
+ * ranked every image carrying them, on a public route. A query whose rarest word has more images
+ * ranks the newest of them only (tests/relevance_test.ts, "examines").
+ */
+export const MAX_RELEVANCE_CANDIDATES = 10_000;
 
 /** How well an image matched (see the module). */
 export type RelevanceLevel = 1 | 2 | 3 | 4;
@@ -46,6 +55,8 @@ export async function searchByRelevance(
     threshold: number;
     /** Most near spellings looked up for a word the dictionary does not hold. */
     candidates: number;
+    /** Most candidate images ranked (MAX_RELEVANCE_CANDIDATES; tests set less). */
+    examine?: number;
   },
 ): Promise<RelevanceHit[]> {
   if (!opts.words.length || opts.limit < 1) throw new RangeError("a search needs words and a page");
@@ -68,13 +79,35 @@ export async function searchByRelevance(
       union
       select qw.o, a.target_id from qw join tag_aliases a on a.alias like '%' || qw.w || '%'
         and (a.alias = qw.w or qw.w = any(string_to_array(a.alias, '_')))),
-    -- How each image matched each word: 3 exactly, 2 through a tag, 1 approximately.
+    -- Each word's ways to match, and how well: a caption word exactly (3) or approximately (1),
+    -- a tag (2); with how many images each has.
+    ways as materialized (
+      select e.o, 'w' as kind, e.id, 3 as how, cw.image_count as n
+      from exact e join caption_words cw on cw.id = e.id
+      union all
+      select nr.o, 'w', nr.id, 1, cw.image_count from near nr join caption_words cw on cw.id = nr.id
+      union all
+      select t.o, 't', t.id, 2, tg.image_count from tagged t join tags tg on tg.id = t.id),
+    -- The word with the fewest images drives: its newest images are the candidates.
+    driver as materialized (
+      select qw.o from qw left join ways w on w.o = qw.o
+      group by qw.o order by coalesce(sum(w.n), 0), qw.o limit 1),
+    candidates as materialized (
+      select distinct seq from (
+        select seq from (
+          select iw.image_seq as seq from ways w join image_words iw on iw.word_id = w.id
+          where w.kind = 'w' and w.o = (select o from driver)
+          union all
+          select it.image_seq from ways w join image_tags it on it.tag_id = w.id
+          where w.kind = 't' and w.o = (select o from driver)) d
+        order by seq desc limit ${opts.examine ?? MAX_RELEVANCE_CANDIDATES}) c),
+    -- How each candidate matched each word: one primary-key probe per candidate and way.
     matched as (
-      select iw.image_seq as seq, e.o, 3 as how from exact e join image_words iw on iw.word_id = e.id
+      select c.seq, w.o, w.how from candidates c join ways w on w.kind = 'w'
+      join image_words iw on iw.word_id = w.id and iw.image_seq = c.seq
       union all
-      select iw.image_seq, n.o, 1 from near n join image_words iw on iw.word_id = n.id
-      union all
-      select it.image_seq, t.o, 2 from tagged t join image_tags it on it.tag_id = t.id),
+      select c.seq, w.o, w.how from candidates c join ways w on w.kind = 't'
+      join image_tags it on it.tag_id = w.id and it.image_seq = c.seq),
     found as (
       select seq, min(best) as worst from (
         select seq, o, max(how) as best from matched group by seq, o) m

@@ -2,10 +2,13 @@
  * `GET /images?q=...&sort=relevance` (issue 43): each word of the query matches the caption
  * (exactly or approximately) or a tag's name, alias or `_`-separated part; the phrase in the caption
  * comes first, then every word exact, then words through tags, then approximate matches; ties go
- * to the most sent, then the newest. `tags=` filters as before, pages follow the cursor, and the
- * default order of a `q` search is unchanged.
+ * to the most sent, then the newest. `tags=` filters as before, pages follow the cursor, the work is
+ * bounded, and the default order of a `q` search is unchanged.
  */
 import assert from "node:assert/strict";
+import { MAX_CANDIDATES_PER_WORD } from "../db/caption_search.ts";
+import { searchByRelevance } from "../db/relevance_search.ts";
+import { SIMILARITY_THRESHOLD } from "../domain/caption_text.ts";
 import type { ImageDto } from "../domain/types.ts";
 import { startService } from "./_harness/app.ts";
 import { authHeader, makeImage, uploadForm } from "./_harness/images.ts";
@@ -127,4 +130,24 @@ Deno.test("the library page offers Best match when there are words, and lists in
   // Without words there is no order to choose, and `sort` is ignored.
   const plain = await page("sort=relevance");
   assert.doesNotMatch(plain, /Best match/);
+});
+
+Deno.test("a relevance search examines at most its bound: the newest images of its rarest word", async () => {
+  // "this" and "fine" both have six images' worth of ways; the first word drives on a tie.
+  const hits = await searchByRelevance(svc.services.sql, {
+    words: ["this", "fine"],
+    phrase: "this is fine",
+    tags: [],
+    exclude: [],
+    limit: 10,
+    after: null,
+    threshold: SIMILARITY_THRESHOLD,
+    candidates: MAX_CANDIDATES_PER_WORD,
+    examine: 2,
+  });
+  // The two newest images with "this", ranked: every word exact, then through a tag (the alias).
+  assert.deepEqual(hits.map((h) => [h.short_id, h.level]), [
+    [allExact.short_id, 3],
+    [throughAlias.short_id, 2],
+  ]);
 });
