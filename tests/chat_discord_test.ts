@@ -19,7 +19,7 @@ import { loadConfig } from "../adapters/config.ts";
 import { MAX_SKEW_SECONDS } from "../domain/chat_signatures.ts";
 import type { ImageDto } from "../domain/types.ts";
 import { startService } from "./_harness/app.ts";
-import { authHeader, makeImage, uploadForm } from "./_harness/images.ts";
+import { authHeader, uploadCaptioned } from "./_harness/images.ts";
 
 const ORIGIN = "https://reactions.example.com";
 const keys = nacl.sign.keyPair();
@@ -34,24 +34,6 @@ Deno.test.afterAll(async () => {
   await bare.close();
 });
 const auth = await authHeader(svc.app);
-
-/** An image with a manual caption (no recognition job), tagged `tags`. */
-async function seed(
-  format: "png" | "gif",
-  text: string,
-  tags: string[] = [],
-): Promise<ImageDto> {
-  const form = uploadForm(await makeImage(format, 16, 12), tags);
-  form.append("text", text);
-  form.append("text_source", "manual");
-  const res = await svc.app.request("/api/v1/images", {
-    method: "POST",
-    headers: auth,
-    body: form,
-  });
-  assert.equal(res.status, 201, await res.clone().text());
-  return await res.json();
-}
 
 const now = () => String(Math.floor(Date.now() / 1000));
 
@@ -152,9 +134,11 @@ function preview(
 }
 
 // Newest first among exact matches: `gif` (newer) before `png`.
-const png = await seed("png", "this is fine");
-const gif = await seed("gif", "everything is fine, this is fine");
-const tagged = await seed("png", "", ["facepalm_cat"]);
+const png = await uploadCaptioned(svc.app, auth, "this is fine");
+const gif = await uploadCaptioned(svc.app, auth, "everything is fine, this is fine", {
+  format: "gif",
+});
+const tagged = await uploadCaptioned(svc.app, auth, "", { tags: ["facepalm_cat"] });
 
 Deno.test("PING answers PONG", async () => {
   const pong: APIInteractionResponsePong = { type: 1 };

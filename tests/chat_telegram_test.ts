@@ -17,7 +17,7 @@ import { loadConfig } from "../adapters/config.ts";
 import type { ImageDto } from "../domain/types.ts";
 import { INLINE_CACHE_SECONDS, TELEGRAM_HELP } from "../services/chat/telegram.ts";
 import { startService } from "./_harness/app.ts";
-import { authHeader, makeImage, uploadForm } from "./_harness/images.ts";
+import { authHeader, uploadCaptioned } from "./_harness/images.ts";
 
 const ORIGIN = "https://reactions.example.com";
 const SECRET = "webhook-secret_0123456789";
@@ -35,23 +35,6 @@ const auth = await authHeader(svc.app);
 type Call<M extends keyof ApiMethods<string>> =
   & { method: M }
   & Parameters<ApiMethods<string>[M]>[0];
-
-async function seed(
-  format: "png" | "gif",
-  text: string,
-  size: [number, number] = [16, 12],
-): Promise<ImageDto> {
-  const form = uploadForm(await makeImage(format, ...size));
-  form.append("text", text);
-  form.append("text_source", "manual");
-  const res = await svc.app.request("/api/v1/images", {
-    method: "POST",
-    headers: auth,
-    body: form,
-  });
-  assert.equal(res.status, 201, await res.clone().text());
-  return await res.json();
-}
 
 function post(body: unknown, opts: { secret?: string | null; app?: typeof svc.app } = {}) {
   const secret = opts.secret === undefined ? SECRET : opts.secret;
@@ -84,10 +67,14 @@ const message = (text: string): Update => ({
 
 const api = (image: ImageDto) => `${ORIGIN}/api/v1/images/${image.short_id}`;
 
-const gif = await seed("gif", "this is fine", [320, 240]);
-const wide = await seed("png", "wide facepalm", [2000, 1000]);
+const gif = await uploadCaptioned(svc.app, auth, "this is fine", {
+  format: "gif",
+  width: 320,
+  height: 240,
+});
+const wide = await uploadCaptioned(svc.app, auth, "wide facepalm", { width: 2000, height: 1000 });
 const paged: ImageDto[] = [];
-for (let i = 0; i < 52; i++) paged.push(await seed("png", `paging crowd ${i}`));
+for (let i = 0; i < 52; i++) paged.push(await uploadCaptioned(svc.app, auth, `paging crowd ${i}`));
 
 Deno.test("an inline query answers a GIF as a gif result, in the webhook's own response", async () => {
   const result: InlineQueryResultGif = {

@@ -11,24 +11,14 @@ import { searchByRelevance } from "../db/relevance_search.ts";
 import { SIMILARITY_THRESHOLD } from "../domain/caption_text.ts";
 import type { ImageDto } from "../domain/types.ts";
 import { startService } from "./_harness/app.ts";
-import { authHeader, makeImage, uploadForm } from "./_harness/images.ts";
+import { authHeader, uploadCaptioned } from "./_harness/images.ts";
 
 const svc = await startService();
 Deno.test.afterAll(() => svc.close());
 const auth = await authHeader(svc.app);
 
-async function seed(text: string, tags: string[] = []): Promise<ImageDto> {
-  const form = uploadForm(await makeImage("png", 8, 8), tags);
-  form.append("text", text);
-  form.append("text_source", "manual");
-  const res = await svc.app.request("/api/v1/images", {
-    method: "POST",
-    headers: auth,
-    body: form,
-  });
-  assert.equal(res.status, 201, await res.clone().text());
-  return await res.json();
-}
+const seed = (text: string, tags: string[] = []) =>
+  uploadCaptioned(svc.app, auth, text, { tags, width: 8, height: 8 });
 
 async function list(query: string): Promise<{ items: ImageDto[]; next_cursor: string | null }> {
   const res = await svc.app.request(`/api/v1/images?${query}`);
