@@ -6,6 +6,7 @@ import { z } from "zod";
 import { parseCidrList } from "./http/ip.ts";
 import { parseAllowedHosts } from "./http/host.ts";
 import { parsePublicBaseUrl } from "../domain/public_base_url.ts";
+import { isEd25519PublicKeyHex } from "../domain/chat_signatures.ts";
 import { StartupError } from "./startup.ts";
 
 /** The parsed, typed configuration of one service instance. */
@@ -43,6 +44,22 @@ const bool = (fallback: boolean) =>
     if (["0", "false", "no", "off"].includes(s)) return false;
     return v;
   }, z.boolean({ error: "must be true or false" }));
+
+/** An API's base address (no trailing slash), `fallback` when unset. */
+const apiBase = (fallback: string) =>
+  z.preprocess(
+    (v) => (typeof v === "string" && v.trim() !== "" ? v.trim() : fallback),
+    z.url({ protocol: /^https?$/, error: "must be an http(s) URL" }).transform((s) =>
+      s.replace(/\/+$/, "")
+    ),
+  );
+
+/** The variables that turn a chat integration on (issue 43). */
+const CHAT_SECRETS = [
+  "DISCORD_PUBLIC_KEY",
+  "SLACK_SIGNING_SECRET",
+  "TELEGRAM_WEBHOOK_SECRET",
+] as const;
 
 /** All cores but one, at least one: the other is the event loop's, which every request needs. */
 const coresButOne = () => Math.max(1, (navigator.hardwareConcurrency ?? 2) - 1);
@@ -159,7 +176,62 @@ const schema = z.object({
     (v) => (typeof v === "string" ? v.trim().toLowerCase() || undefined : v),
     z.enum(["debug", "info", "warn", "error"]).default("info"),
   ),
+  // Chat integrations (issue 43, docs/chat.md): each is on when its secret is set.
+  // Discord: the application's public key (hex), which signs every interaction.
+  DISCORD_PUBLIC_KEY: z.preprocess(
+    (v) => (typeof v === "string" ? v.trim() || undefined : v),
+    z.string().refine(isEd25519PublicKeyHex, {
+      message: "must be the application's public key: 64 hex digits",
+    }).transform((s) => s.toLowerCase()).optional(),
+  ),
+  // For `deno task chat:register` only (services/chat/register.ts): the application whose global
+  // /react command it registers, the bot token that may, and the API's address (tests: a fake).
+  DISCORD_APPLICATION_ID: z.preprocess(
+    emptyToUndefined,
+    z.string().regex(/^\d{1,20}$/, { message: "must be the application's ID (digits)" }).optional(),
+  ),
+  DISCORD_BOT_TOKEN: optionalString,
+  DISCORD_API_BASE: apiBase("https://discord.com/api/v10"),
+  // Slack: the app's signing secret, which signs every request Slack sends.
+  SLACK_SIGNING_SECRET: optionalString,
+  // The origins a button press's response_url may have; any other is never called.
+  SLACK_RESPONSE_ORIGINS: z.preprocess(
+    (v) => (typeof v === "string" && v.trim() !== "" ? v : "https://hooks.slack.com"),
+    z.string().transform((s, ctx) => {
+      const origins: string[] = [];
+      for (const item of s.split(",").map((x) => x.trim()).filter(Boolean)) {
+        const parsed = parsePublicBaseUrl(item);
+        if ("error" in parsed) {
+          ctx.addIssue({ code: "custom", message: `${item}: ${parsed.error}` });
+          return z.NEVER;
+        }
+        origins.push(parsed.origin);
+      }
+      return origins;
+    }),
+  ),
+  // Telegram: the secret token the webhook was set with (setWebhook's secret_token), which
+  // Telegram sends in every update's X-Telegram-Bot-Api-Secret-Token.
+  TELEGRAM_WEBHOOK_SECRET: z.preprocess(
+    emptyToUndefined,
+    z.string().regex(/^[A-Za-z0-9_-]{1,256}$/, {
+      message: "must be 1-256 characters of A-Z, a-z, 0-9, _ and - (Telegram's rule)",
+    }).optional(),
+  ),
+  // For `deno task chat:register` only: the bot's token, for setWebhook, and the API's address.
+  TELEGRAM_BOT_TOKEN: optionalString,
+  TELEGRAM_API_BASE: apiBase("https://api.telegram.org"),
 }).superRefine((c, ctx) => {
+  // Chat clients fetch the images from PUBLIC_BASE_URL: without it no link could be given.
+  for (const key of CHAT_SECRETS) {
+    if (c[key] && !c.PUBLIC_BASE_URL) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["PUBLIC_BASE_URL"],
+        message: `is required when ${key} is set: chat clients fetch the images from it`,
+      });
+    }
+  }
   if (c.DATABASE_URL) {
     for (const key of ["ADMIN_PASSWORD", "JWT_SECRET"] as const) {
       if (!c[key]) {
@@ -188,7 +260,7 @@ export function loadConfig(env: Record<string, string | undefined> = Deno.env.to
   const lines = result.error.issues.map((issue) => {
     const name = String(issue.path[0] ?? "config");
     const value = input[name];
-    const shown = value === undefined || /SECRET|PASSWORD/.test(name)
+    const shown = value === undefined || /SECRET|PASSWORD|TOKEN$/.test(name)
       ? ""
       : ` (got ${JSON.stringify(value)})`;
     return `${name}: ${issue.message}${shown}`;

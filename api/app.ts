@@ -2,6 +2,8 @@
 import type { Services } from "../services/deps.ts";
 import { authRoutes } from "./auth.ts";
 import { captionRoutes } from "./captions.ts";
+import { chatRoutes } from "./chat.ts";
+import { sendRoutes } from "./sends.ts";
 import { capBodies } from "./body_limit.ts";
 import { imageWriteRoutes } from "./image_writes.ts";
 import { createReadApi } from "./read_api.ts";
@@ -29,5 +31,7 @@ export function createApiApp(services: Services) {
   api.route("/", userRoutes(services));
   api.route("/", inviteRoutes(services));
   api.route("/", auditRoutes(services));
+  api.route("/", chatRoutes(services, read));
+  api.route("/", sendRoutes(services));
   return { api, read, direct };
 }

@@ -12,7 +12,8 @@ import { getImageForDelivery } from "../db/images.ts";
 import type { Services } from "../services/deps.ts";
 import { isShortId } from "../domain/short_id.ts";
 import { extensionOf, EXTENSIONS, parseDirectName } from "../domain/share_links.ts";
-import { originalKey } from "../domain/storage_keys.ts";
+import { originalKey, renditionKey, type RenditionKind } from "../domain/storage_keys.ts";
+import { renditions } from "../services/renditions.ts";
 import { type ByteRange, readAll } from "../adapters/storage/mod.ts";
 import { ByteCache } from "../adapters/http/mod.ts";
 import type { AppEnv } from "./env.ts";
@@ -131,6 +132,38 @@ async function serve(
   return c.body(obj.body, status, headers);
 }
 
+/**
+ * A JPEG rendition (issue 43): made at its first request and kept (services/renditions.ts), then
+ * served like a thumbnail: an ETag of its own, immutable caching, 304, the memory cache.
+ */
+async function serveRendition(
+  c: Context<AppEnv>,
+  services: Services,
+  cache: ByteCache,
+  made: ReturnType<typeof renditions>,
+  id: string,
+  kind: RenditionKind,
+) {
+  const row = isShortId(id) ? await retryRead(() => getImageForDelivery(services.sql, id)) : null;
+  if (!row) throw new AppError("not_found", "Image not found");
+  const etag = `"${row.hash}-${kind}-jpg"`;
+  const headers: Record<string, string> = {
+    "ETag": etag,
+    "Cache-Control": IMMUTABLE,
+    "X-Content-Type-Options": "nosniff",
+    "Content-Security-Policy": "default-src 'none'; sandbox",
+    "Content-Type": "image/jpeg",
+  };
+  if (etagMatches(c.req.header("if-none-match"), etag)) return c.body(null, 304, headers);
+  const key = renditionKey(id, kind);
+  const bytes = cache.get(key) ?? await made.bytes(id, kind);
+  if (!bytes) throw new AppError("not_found", "Image not found");
+  if (cache.accepts(bytes.length)) cache.set(key, bytes);
+  headers["Content-Length"] = String(bytes.length);
+  if (c.req.method === "HEAD") return c.body(null, 200, headers);
+  return c.body(bytes, 200, headers);
+}
+
 /** A direct link's last path segment: a short ID, a dot and one of the stored types' extensions. */
 const DIRECT_NAME = `[0-9A-Za-z]{8}\\.(?:${[...new Set(Object.values(EXTENSIONS))].join("|")})`;
 
@@ -180,6 +213,34 @@ export function deliveryRoutes(
       ["GET", "HEAD"],
       `/images/:id/${which}`,
       (c) => serve(c, services, cache, which, c.req.param("id")),
+    );
+  }
+  const made = renditions(services);
+  for (const kind of ["preview", "thumbnail"] as const) {
+    app.openAPIRegistry.registerPath({
+      method: "get",
+      path: `/images/{id}/${kind}.jpg`,
+      operationId: kind === "preview" ? "getImagePreviewJpeg" : "getImageThumbnailJpeg",
+      tags: ["images"],
+      summary: kind === "preview"
+        ? "A JPEG of the image, longest side at most 1280 px (a GIF's first frame), for chat clients"
+        : "A JPEG thumbnail, longest side at most 400 px (a GIF's first frame), for chat clients",
+      description: "Made at its first request and kept; If-None-Match honoured.",
+      request: { params: ShortIdParam },
+      responses: {
+        200: {
+          description: "The JPEG",
+          content: { "image/jpeg": { schema: { type: "string", format: "binary" } } },
+        },
+        304: { description: "Not modified" },
+        404: errorResponse("No such image, or (on the edge reader) a rendition not made yet"),
+        503: errorResponse("Storage unavailable, or too many images being processed"),
+      },
+    });
+    app.on(
+      ["GET", "HEAD"],
+      `/images/:id/${kind}.jpg`,
+      (c) => serveRendition(c, services, cache, made, c.req.param("id"), kind),
     );
   }
   return { api: app, direct };

@@ -50,6 +50,14 @@ const listRoute = createRoute({
           "and `q`. With `q`, a page may hold fewer than `limit` images: follow `next_cursor`",
         example: "alice",
       }),
+      sort: z.enum(["newest", "relevance"]).default("newest").openapi({
+        description: "`relevance` (with `q`): the best match first. Each word of `q` must match " +
+          "the caption (exactly or approximately) or one of the image's tag names or aliases " +
+          "(or a `_`-separated part of one); the query's words as a phrase in the caption come " +
+          "first, then every word exact in the caption, then words matched through tags, then " +
+          "approximate matches; ties go to the most sent (`send_count`), then the newest. " +
+          "Without `q`, or with `uploader`, the order is the listing's",
+      }),
       limit: z.coerce.number().int().min(1).max(200).default(50),
       cursor: z.string().max(64).optional(),
     }),
@@ -98,6 +106,7 @@ export function imageRoutes(read: ReadModel) {
       exclude: filter.exclude,
       q: q.q ?? null,
       uploader: q.uploader?.trim() || null,
+      sort: q.sort,
       limit: q.limit,
       cursor: q.cursor ?? null,
     });

@@ -30,6 +30,11 @@ export const ROUTE_RULES = {
   "POST /invites/:code/accept": PUBLIC,
   // A read that takes a file, so a POST: public like the listing, limited per address instead.
   "POST /images/search-by-image": PUBLIC,
+  // Chat webhooks (api/chat.ts): verified by the platform's signature instead of a token.
+  "POST /chat/discord": PUBLIC,
+  "POST /chat/slack": PUBLIC,
+  "POST /chat/slack/actions": PUBLIC,
+  "POST /chat/telegram": PUBLIC,
   "POST /images": { role: "member", keys: "upload" },
   "PATCH /images/:id/tags": { role: "member", keys: "edit" },
   "PATCH /images/:id": { role: "member", keys: "edit" },
@@ -47,6 +52,8 @@ export const ROUTE_RULES = {
   "POST /me/api-keys": SESSION,
   "DELETE /me/api-keys/:id": SESSION,
   "GET /me/favorites": { role: "member", keys: "any" },
+  // A copy on the image page counted as a send (api/sends.ts), once a day per account.
+  "POST /images/:id/sends": { role: "member", keys: "any" },
   "PUT /me/favorites/:id": { role: "member", keys: "edit" },
   "DELETE /me/favorites/:id": { role: "member", keys: "edit" },
   "GET /users": ADMIN,

@@ -36,6 +36,10 @@ export const Image = z.object({
     example: "alice",
   }),
   favorite_count: z.number().int().openapi({ description: "Accounts that favourited it" }),
+  send_count: z.number().int().openapi({
+    description: "Sends from a chat and copies from its page by signed-in people, each person " +
+      "or chat user counted once a day",
+  }),
 }).openapi("Image");
 
 /** A plain error body. */

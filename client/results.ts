@@ -11,7 +11,7 @@ const MAX_IDS = 2000;
 
 /** What the list is. */
 export type ResultsSearch =
-  | { kind: "library"; tags: string[]; q: string }
+  | { kind: "library"; tags: string[]; q: string; sort?: "newest" | "relevance" }
   | { kind: "image"; label: string };
 
 /** A list of results, in order, and how to load more of it. */
@@ -67,6 +67,7 @@ export async function loadMoreResults(results: Results, limit = 50): Promise<Res
   const params = new URLSearchParams({ limit: String(limit), cursor: results.nextCursor });
   if (results.search.tags.length) params.set("tags", results.search.tags.join(","));
   if (results.search.q) params.set("q", results.search.q);
+  if (results.search.sort === "relevance") params.set("sort", "relevance");
   const res = await fetch(`/api/v1/images?${params}`, { headers: { Accept: "application/json" } });
   if (!res.ok) return results;
   const page = await res.json() as ImagePage;

@@ -19,11 +19,14 @@ export function libraryHref(
   q = "",
   cursor: string | null = null,
   uploader = "",
+  sort: "newest" | "relevance" = "newest",
 ): string {
   const parts = [];
   if (tags.length) parts.push(`tags=${tags.map(encodeURIComponent).join(",")}`);
   if (q) parts.push(`q=${encodeURIComponent(q)}`);
   if (uploader) parts.push(`uploader=${encodeURIComponent(uploader)}`);
+  // The best match first (issue 43); only a search with words has such an order.
+  if (q && sort === "relevance") parts.push("sort=relevance");
   if (cursor) parts.push(`cursor=${encodeURIComponent(cursor)}`);
   return parts.length ? `/?${parts.join("&")}` : "/";
 }

@@ -22,6 +22,12 @@ Deno.test("loginHref() and libraryHref() encode their values", () => {
   assert.equal(loginHref("//evil"), "/login?next=/");
   assert.equal(libraryHref(["r&b?", "cat"]), "/?tags=r%26b%3F,cat");
   assert.equal(libraryHref([]), "/");
+  // The best match first: only a search with words has that order.
+  assert.equal(
+    libraryHref(["cat"], "so fine", "c1", "", "relevance"),
+    "/?tags=cat&q=so%20fine&sort=relevance&cursor=c1",
+  );
+  assert.equal(libraryHref(["cat"], "", null, "", "relevance"), "/?tags=cat");
 });
 
 Deno.test("formatBytes() and formatType() read well", () => {

@@ -36,7 +36,7 @@ export const COLUMNS = (sql: Sql | postgres.TransactionSql) =>
   sql`i.id, i.seq::text as seq, i.short_id, i.hash, i.content_type, i.size_bytes::float8 as size_bytes,
       i.width, i.height, i.thumbnail_key, i.text, i.text_source, i.created_at,
       (select u.username from users u where u.id = i.uploaded_by) as uploaded_by,
-      i.favorite_count`;
+      i.favorite_count, i.send_count`;
 
 /**
  * An image's tags as one JSON array sorted by name (postgres.js parses it): the row and its tags

@@ -35,6 +35,8 @@ export const ERRORS = {
   unauthorized: { status: 401, body: "detail", headers: { "WWW-Authenticate": "Bearer" } },
   /** A write beyond the caller's role or its key's scopes (api/permissions.ts). */
   forbidden: { status: 403, body: "coded" },
+  /** A chat platform's request whose signature or timestamp does not verify (api/chat.ts). */
+  bad_signature: { status: 401, body: "coded" },
   not_found: { status: 404, body: "detail" },
   /** Accounts (issue 42, services/accounts.ts). */
   username_taken: { status: 409, body: "coded" },

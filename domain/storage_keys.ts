@@ -1,6 +1,7 @@
 /**
  * Every object key and public URL is built here ("collect them all in one place").
- * Originals live at `images/{short_id}`, thumbnails at `thumbnails/{short_id}.webp`.
+ * Originals live at `images/{short_id}`, thumbnails at `thumbnails/{short_id}.webp`, the JPEG
+ * renditions at `renditions/{short_id}/{preview,thumbnail}.jpg`.
  */
 
 /** Key of an image's original. */
@@ -11,6 +12,14 @@ export function originalKey(shortId: string): string {
 /** Key of an image's WebP thumbnail. */
 export function thumbnailKey(shortId: string): string {
   return `thumbnails/${shortId}.webp`;
+}
+
+/** The JPEG renditions chat clients fetch (issue 43): `preview` (≤ 1280 px), `thumbnail` (≤ 400). */
+export type RenditionKind = "preview" | "thumbnail";
+
+/** Key of an image's JPEG rendition, made at its first request (services/renditions.ts). */
+export function renditionKey(shortId: string, kind: RenditionKind): string {
+  return `renditions/${shortId}/${kind}.jpg`;
 }
 
 /** Keys used before revision 003, when images were addressed by UUID. */

@@ -6,6 +6,9 @@
 /** Longest side of a thumbnail in pixels. */
 export const THUMBNAIL_MAX_SIDE = 400;
 
+/** Longest side of the JPEG preview chat clients show (issue 43). */
+export const PREVIEW_MAX_SIDE = 1280;
+
 /**
  * The width and height sharp gives an image of `width` x `height` resized with `fit: "inside"`
  * to `maxSide` (never enlarged, aspect ratio kept, each side at least 1).

@@ -47,6 +47,11 @@ export interface ImageDto {
   uploaded_by: string | null;
   /** How many accounts favourited it (kept by the write paths). */
   favorite_count: number;
+  /**
+   * How often it was sent from a chat or copied from its page by a signed-in person, each sender
+   * counted once a day (issue 43, db/sends.ts).
+   */
+  send_count: number;
 }
 
 /** One page of the library, newest first. */
@@ -65,6 +70,11 @@ export interface ListImagesQuery {
   q?: string | null;
   /** Only the images this account uploaded (a username, any case). */
   uploader?: string | null;
+  /**
+   * `relevance`: with `q`, the best match first (db/relevance_search.ts); otherwise, and by
+   * default, the listing's order.
+   */
+  sort?: "newest" | "relevance";
   limit: number;
   cursor?: string | null;
 }

@@ -1,7 +1,7 @@
 import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 import { Star } from "../components/Star.tsx";
 import { TagInput } from "../components/TagInput.tsx";
-import { ApiError, apiJson, sendJson, useToken } from "../client/api_client.ts";
+import { api, ApiError, apiJson, sendJson, useToken } from "../client/api_client.ts";
 import type { ImageDto, TagDto } from "../domain/types.ts";
 import { altText, libraryHref, parseTagText } from "../client/ui.ts";
 import { htmlOf, markdownOf } from "../domain/share_links.ts";
@@ -25,6 +25,12 @@ export default function ImageControls({ image, share }: { image: ImageDto; share
   const alt = () => altText({ tags });
   const [favorite, setFavorite] = useState<boolean | null>(null);
   const [count, setCount] = useState(image.favorite_count);
+  // A signed-in person's copy counts as a send (once a day per person, the server decides).
+  const sent = () => {
+    if (!token) return;
+    const path = `/api/v1/images/${encodeURIComponent(image.short_id)}/sends`;
+    api(path, { method: "POST", allow401: true }).catch(() => {});
+  };
   useEffect(() => {
     if (!token) return setFavorite(null);
     apiJson<{ short_ids: string[] }>(
@@ -70,14 +76,25 @@ export default function ImageControls({ image, share }: { image: ImageDto; share
             link: share.direct,
           }}
         />
-        <button type="button" onClick={() => copyImage(share.directPath, share.direct, gif)}>
+        <button
+          type="button"
+          onClick={() => (sent(), copyImage(share.directPath, share.direct, gif))}
+        >
           Copy image
         </button>
-        <button type="button" onClick={() => copy("link", share.direct)}>Copy link</button>
-        <button type="button" onClick={() => copy("Markdown", markdownOf(alt(), share.direct))}>
+        <button type="button" onClick={() => (sent(), copy("link", share.direct))}>
+          Copy link
+        </button>
+        <button
+          type="button"
+          onClick={() => (sent(), copy("Markdown", markdownOf(alt(), share.direct)))}
+        >
           Copy Markdown
         </button>
-        <button type="button" onClick={() => copy("HTML", htmlOf(alt(), share.direct, image))}>
+        <button
+          type="button"
+          onClick={() => (sent(), copy("HTML", htmlOf(alt(), share.direct, image)))}
+        >
           Copy HTML
         </button>
         {view}

@@ -23,6 +23,8 @@ export interface LibraryProps {
   q: string;
   /** Only this person's uploads (`?uploader=`), or "" for everyone's. */
   uploader?: string;
+  /** `relevance`: the best match first (only with `q`). */
+  sort?: "newest" | "relevance";
   limit: number;
   /**
    * PUBLIC_BASE_URL, the origin of copied links; null: this page's own (the page is kept
@@ -36,7 +38,7 @@ export interface LibraryProps {
  * further pages by keyset cursor on scroll.
  */
 export default function Library(
-  { initial, tags, q, uploader = "", limit, publicBaseUrl }: LibraryProps,
+  { initial, tags, q, uploader = "", sort = "newest", limit, publicBaseUrl }: LibraryProps,
 ) {
   const token = useToken();
   /** The shown images' favourite state for the signed-in person (absent: not known yet). */
@@ -59,7 +61,7 @@ export default function Library(
   // The image pages opened from here offer the previous and next of this list (PrevNext).
   useEffect(() => {
     import("../client/results.ts").then((r) =>
-      r.rememberResults({ kind: "library", tags, q }, items, cursor)
+      r.rememberResults({ kind: "library", tags, q, sort }, items, cursor)
     );
   }, [items, cursor]);
 
@@ -90,6 +92,7 @@ export default function Library(
     const params = new URLSearchParams({ limit: String(limit), cursor: from });
     if (tags.length) params.set("tags", tags.join(","));
     if (q) params.set("q", q);
+    if (q && sort === "relevance") params.set("sort", "relevance");
     if (uploader) params.set("uploader", uploader);
     try {
       const page = await apiJson<ImagePage>(`/api/v1/images?${params}`);
@@ -158,6 +161,20 @@ export default function Library(
         {searching && <a href="/">Clear</a>}
         <a href="/tags">Browse tags</a>
       </form>
+      {q && !uploader && (
+        <p class="sort">
+          Order:{" "}
+          <a href={libraryHref(tags, q)} aria-current={sort === "newest" ? "page" : undefined}>
+            Newest
+          </a>{" "}
+          <a
+            href={libraryHref(tags, q, null, "", "relevance")}
+            aria-current={sort === "relevance" ? "page" : undefined}
+          >
+            Best match
+          </a>
+        </p>
+      )}
       {imageSearch.results}
       {items.length === 0 && !busy && (
         <p class="empty">
@@ -216,7 +233,7 @@ export default function Library(
         {cursor && (
           <a
             class="button"
-            href={libraryHref(tags, q, cursor, uploader)}
+            href={libraryHref(tags, q, cursor, uploader, sort)}
             onClick={(e) => (e.preventDefault(), loadMore(cursor))}
           >
             {busy ? "Loading…" : "Load more"}

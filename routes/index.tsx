@@ -12,7 +12,8 @@ export const PAGE_SIZE = 50;
  * `/`: the library, first page rendered here, later pages loaded by the island. Tags are parsed
  * as the API parses them (`-name` excludes; at most 50, valid names; else the 400 page), `q`
  * searches the words on the images (capped like the API's), and the page is kept under its
- * canonical address: what it shows depends on the tags, the words and the cursor, nothing else.
+ * canonical address: what it shows depends on the tags, the words, the order and the cursor,
+ * nothing else.
  * The search field sends `?search=` (it works without scripts): its tags and words are told apart
  * (domain/search_text.ts) and the browser is sent to the canonical address.
  */
@@ -32,11 +33,14 @@ export const handler: PageHandler = async (c, { read, render, publicBaseUrl }) =
   const cursor = c.req.query("cursor") || null;
   // `?uploader=name`: that person's uploads (the image page's "uploaded by" links here).
   const uploader = (c.req.query("uploader") ?? "").trim().toLowerCase().slice(0, 64);
+  // `?sort=relevance`: the best match first, offered when there are words (issue 43).
+  const sort = c.req.query("sort") === "relevance" && q ? "relevance" : "newest";
   const page = await read.listImages({
     tags: filter.include,
     exclude: filter.exclude,
     q: q || null,
     uploader: uploader || null,
+    sort,
     limit: PAGE_SIZE,
     cursor,
   });
@@ -60,10 +64,11 @@ export const handler: PageHandler = async (c, { read, render, publicBaseUrl }) =
         tags={tags}
         q={q}
         uploader={uploader}
+        sort={sort}
         limit={PAGE_SIZE}
         publicBaseUrl={publicBaseUrl}
       />
     </>,
-    { title, memo: page, path: libraryHref(tags, q, cursor, uploader) },
+    { title, memo: page, path: libraryHref(tags, q, cursor, uploader, sort) },
   );
 };

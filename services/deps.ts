@@ -13,6 +13,15 @@ export interface Thumbnailer {
     input: Uint8Array,
     signal?: AbortSignal,
   ): Promise<{ data: Uint8Array; width: number; height: number; phash: bigint | null }>;
+  /**
+   * A JPEG at most `maxSide` px on its longest side (a GIF's first frame): the renditions for
+   * chat clients (services/renditions.ts). Absent: renditions are only served, never made.
+   */
+  jpeg?(
+    input: Uint8Array,
+    maxSide: number,
+    signal?: AbortSignal,
+  ): Promise<{ data: Uint8Array; width: number; height: number }>;
 }
 
 /** The dependencies of the app. The reader has no thumbnailer: it serves reads only. */

@@ -34,6 +34,7 @@ const SQL_FILES = [
   "014_words_tags_index.sql",
   "015_pair_shared_tags.sql",
   "016_accounts.sql",
+  "017_sends.sql",
 ];
 
 /** The revisions in order, the backfill step included; `upTo` stops after that version. */

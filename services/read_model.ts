@@ -14,7 +14,13 @@ import {
   type CaptionHit,
   searchImagesByCaption,
 } from "../db/caption_search.ts";
-import { queryWords } from "../domain/caption_text.ts";
+import {
+  type RelevanceCursor,
+  type RelevanceLevel,
+  searchByRelevance,
+} from "../db/relevance_search.ts";
+import { MAX_CANDIDATES_PER_WORD } from "../db/caption_search.ts";
+import { queryWords, SIMILARITY_THRESHOLD } from "../domain/caption_text.ts";
 import { knownTagNames, listTags, suggestTags } from "../db/tags.ts";
 import { splitSearch } from "../domain/search_text.ts";
 import { isShortId } from "../domain/short_id.ts";
@@ -73,6 +79,18 @@ function cursorText(cursor: string): string {
   }
 }
 
+/** The opaque cursor of a relevance search after a hit at this position. */
+export function encodeRelevanceCursor(after: RelevanceCursor): string {
+  return btoa(`v3:${after.level}:${after.sendCount}:${after.seq}`).replace(/=+$/, "");
+}
+
+/** The position of a relevance search's cursor, or BadCursorError. */
+export function decodeRelevanceCursor(cursor: string): RelevanceCursor {
+  const m = /^v3:([1-4]):(\d{1,10}):(\d{1,18})$/.exec(cursorText(cursor));
+  if (!m) throw new BadCursorError();
+  return { level: Number(m[1]) as RelevanceLevel, sendCount: Number(m[2]), seq: m[3] };
+}
+
 /** An image row as the API returns it. */
 export function toImageDto(row: ImageWithTags, publicBase: string | undefined): ImageDto {
   return {
@@ -90,6 +108,7 @@ export function toImageDto(row: ImageWithTags, publicBase: string | undefined): 
     created_at: row.created_at.toISOString(),
     uploaded_by: row.uploaded_by,
     favorite_count: row.favorite_count,
+    send_count: row.send_count,
   };
 }
 
@@ -207,19 +226,66 @@ export function createReadModel(
         : encodeCursor(last.seq),
     };
   };
+  /** A page of the relevance order (`sort=relevance` with words). */
+  const loadRelevant = async (
+    q: ListImagesQuery,
+    words: string[],
+    after: RelevanceCursor | null,
+  ): Promise<ImagePage> => {
+    const rows = await retryRead(() =>
+      searchByRelevance(searchSql, {
+        words,
+        phrase: q.q ?? "",
+        tags: q.tags,
+        exclude: q.exclude ?? [],
+        limit: q.limit + 1,
+        after,
+        threshold: SIMILARITY_THRESHOLD,
+        candidates: MAX_CANDIDATES_PER_WORD,
+      })
+    );
+    const items = rows.slice(0, q.limit);
+    const last = items[items.length - 1];
+    return {
+      items: items.map((r) => toImageDto(r, publicBase)),
+      next_cursor: rows.length > q.limit
+        ? encodeRelevanceCursor({ level: last.level, sendCount: last.send_count, seq: last.seq })
+        : null,
+    };
+  };
   return {
     async listImages(q: ListImagesQuery): Promise<ImagePage> {
       const words = q.q ? queryWords(q.q) : [];
       const cursor = q.cursor ?? null;
+      // One uploader's images keep the listing's order (its search walks the caption search).
+      const relevant = q.sort === "relevance" && words.length > 0 && !q.uploader;
       // Decoded first: a bad cursor is refused before the cache is asked, and the page is kept
       // by its position, not by the cursor's spelling.
       const at = cursor
-        ? (words.length ? decodeCaptionCursor(cursor) : decodeCursor(cursor))
+        ? (relevant
+          ? decodeRelevanceCursor(cursor)
+          : words.length
+          ? decodeCaptionCursor(cursor)
+          : decodeCursor(cursor))
         : null;
       const exclude = [...q.exclude ?? []].sort();
       const uploader = q.uploader?.toLowerCase() ?? null;
-      const key = JSON.stringify([[...q.tags].sort(), exclude, words, q.limit, at, uploader]);
-      return await listings.get(key, () => loadPage(q, words, cursor));
+      const key = JSON.stringify([
+        [...q.tags].sort(),
+        exclude,
+        words,
+        q.limit,
+        at,
+        uploader,
+        relevant ? q.q : null,
+      ]);
+      return await listings.get(
+        key,
+        () =>
+          relevant
+            ? loadRelevant(q, words, at as RelevanceCursor | null)
+            : loadPage(q, words, cursor),
+      );
     },
     async getImage(shortId: string) {
       if (!isShortId(shortId)) return null;

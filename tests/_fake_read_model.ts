@@ -40,6 +40,7 @@ export function fakeImage(n: number, tags: string[] = [], over: Partial<ImageDto
     created_at: new Date(Date.UTC(2025, 0, 1) + n * 60_000).toISOString(),
     uploaded_by: null,
     favorite_count: 0,
+    send_count: 0,
     ...over,
   };
 }

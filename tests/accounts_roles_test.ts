@@ -66,6 +66,8 @@ const EXPECTED: Record<string, Record<Caller, Answer>> = {
   "PATCH /images/:id": EDIT,
   "DELETE /images/:id": OWN_DELETE,
   "POST /images/:id/merge-into/:other": OWN_DELETE,
+  // Before sign-out-everywhere below, which ends the member token that uploads its image.
+  "POST /images/:id/sends": ANY,
   "PUT /tag-aliases/:alias": ADMIN_EDIT,
   "DELETE /tag-aliases/:alias": ADMIN_EDIT,
   "PUT /tag-implications/:tag": ADMIN_EDIT,

@@ -42,6 +42,7 @@ const ACCEPTED_ANSWERS: Record<string, number> = {
   "DELETE /me/api-keys/:id": 404, // no such key
   "PUT /me/favorites/:id": 404, // no such image
   "DELETE /me/favorites/:id": 404, // no such image
+  "POST /images/:id/sends": 404, // no such image
   "PATCH /users/:username": 404, // no such account
   "POST /invites": 201, // a member's invite, the defaults
   "DELETE /invites/:code": 404, // no such invite
@@ -112,6 +113,10 @@ function writeRoutes(svc: TestService) {
   // Exactly these are open to anyone; a write marked public by mistake fails here.
   assert.deepEqual([...PUBLIC_WRITES].sort(), [
     "POST /auth/token",
+    "POST /chat/discord",
+    "POST /chat/slack",
+    "POST /chat/slack/actions",
+    "POST /chat/telegram",
     "POST /images/search-by-image",
     "POST /invites/:code/accept",
   ]);

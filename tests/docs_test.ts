@@ -168,6 +168,8 @@ Deno.test("every operation has its stable operationId, the names generated clien
     "patch /images/{id}/tags": "updateImageTags",
     "get /images/{id}/file": "getImageFile",
     "get /images/{id}/thumbnail": "getImageThumbnail",
+    "get /images/{id}/preview.jpg": "getImagePreviewJpeg",
+    "get /images/{id}/thumbnail.jpg": "getImageThumbnailJpeg",
     "get /tags": "listTags",
     "get /images/{id}/similar": "listSimilarImages",
     "get /duplicates": "listDuplicatePairs",
@@ -197,5 +199,10 @@ Deno.test("every operation has its stable operationId, the names generated clien
     "delete /invites/{code}": "withdrawInvite",
     "post /invites/{code}/accept": "acceptInvite",
     "get /audit": "listAudit",
+    "post /images/{id}/sends": "recordImageSend",
+    "post /chat/discord": "discordInteraction",
+    "post /chat/slack": "slackCommand",
+    "post /chat/slack/actions": "slackAction",
+    "post /chat/telegram": "telegramWebhook",
   });
 });

@@ -24,6 +24,7 @@ const EXPECTED: Record<ErrorCode, [number, Record<string, unknown> | null]> = {
   bad_request: [400, { detail: "why" }],
   unauthorized: [401, { detail: "why" }],
   forbidden: [403, { code: "forbidden", detail: "why", n: 1 }],
+  bad_signature: [401, { code: "bad_signature", detail: "why", n: 1 }],
   not_found: [404, { detail: "why" }],
   username_taken: [409, { code: "username_taken", detail: "why", n: 1 }],
   invite_used: [410, { code: "invite_used", detail: "why", n: 1 }],

@@ -23,6 +23,11 @@ export interface ThumbnailOptions {
   maxSide?: number;
   /** Refuse inputs whose header claims more pixels than this, before decoding them. */
   maxPixels?: number;
+  /**
+   * `jpeg`: a JPEG rendition for chat clients that take no WebP (issue 43), transparency on white,
+   * with no perceptual hash. Default `webp`.
+   */
+  format?: "webp" | "jpeg";
 }
 
 /** A WebP thumbnail, its size after EXIF orientation and resizing, and the perceptual hash. */
@@ -52,6 +57,11 @@ export async function makeThumbnail(
     throw new UnsupportedImageError(`Image is too large: ${sniffed.width}x${sniffed.height}`);
   }
   const pixels = await decodeThumbnailPixels(input, maxSide, maxPixels);
+  if (opts.format === "jpeg") {
+    const jpeg = await sharp(pixels.data, { raw: pixels }).flatten({ background: "#ffffff" })
+      .jpeg({ quality: 85 }).toBuffer();
+    return { data: new Uint8Array(jpeg), width: pixels.width, height: pixels.height, phash: null };
+  }
   // The input is decoded once; the WebP and the hash are both made from its shrunk pixels.
   const [webp, phash] = await Promise.all([
     sharp(pixels.data, { raw: pixels }).webp({ quality: 80 }).toBuffer(),

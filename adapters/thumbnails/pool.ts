@@ -5,7 +5,7 @@
  * @module
  */
 
-import type { ThumbResult } from "./make_thumbnail.ts";
+import type { ThumbnailOptions, ThumbResult } from "./make_thumbnail.ts";
 import { TEST_HOOKS_NAME_SUFFIX, type WorkerRequest, type WorkerResponse } from "./messages.ts";
 
 export type { ThumbResult } from "./make_thumbnail.ts";
@@ -58,6 +58,8 @@ interface Job {
   input: Uint8Array;
   resolve: (result: ThumbResult) => void;
   reject: (error: Error) => void;
+  /** What the job makes, when not the pool's WebP thumbnail. */
+  options?: Pick<ThumbnailOptions, "maxSide" | "format">;
 }
 
 interface Slot {
@@ -109,18 +111,27 @@ export class ThumbnailPool {
     return pool;
   }
 
+  /** A JPEG of `input` at most `maxSide` pixels on its longest side (services/renditions.ts). */
+  jpeg(input: Uint8Array, maxSide: number, signal?: AbortSignal): Promise<ThumbResult> {
+    return this.thumbnail(input, signal, { maxSide, format: "jpeg" });
+  }
+
   /**
    * Thumbnail `input` (copied; the caller keeps its bytes); rejects at once if the queue is full.
    * Aborting `signal` drops the job if it is still queued (a running job finishes unheeded).
    */
-  thumbnail(input: Uint8Array, signal?: AbortSignal): Promise<ThumbResult> {
+  thumbnail(
+    input: Uint8Array,
+    signal?: AbortSignal,
+    options?: Pick<ThumbnailOptions, "maxSide" | "format">,
+  ): Promise<ThumbResult> {
     if (this.#closed) return Promise.reject(new ThumbnailWorkerError("Thumbnail pool is closed"));
     const idle = this.#slots.some((slot) => slot.ready && !slot.job);
     if (!idle && this.#queue.length >= this.#maxQueue) {
       return Promise.reject(new ThumbnailQueueFullError("Too many thumbnails in progress"));
     }
     const { promise, resolve, reject } = Promise.withResolvers<ThumbResult>();
-    const job: Job = { id: this.#nextId++, input, resolve, reject };
+    const job: Job = { id: this.#nextId++, input, resolve, reject, options };
     this.#queue.push(job);
     signal?.addEventListener("abort", () => {
       const at = this.#queue.indexOf(job);
@@ -227,7 +238,8 @@ export class ThumbnailPool {
       input.set(job.input);
       slot.buffer = undefined;
       const { maxPixels, maxSide } = this.options;
-      this.#post(slot, { type: "thumbnail", id: job.id, input, options: { maxPixels, maxSide } }, [
+      const options = { maxPixels, maxSide, ...job.options };
+      this.#post(slot, { type: "thumbnail", id: job.id, input, options }, [
         input.buffer,
       ]);
     }

@@ -89,7 +89,13 @@ export function listedImageProblem(item: unknown): string | null {
 }
 
 /** Fields of the API's image that belong to one deployment, not to the image. */
-const NOT_EXPORTED = new Set(["file_url", "thumbnail_url", "thumbnail_key", "favorite_count"]);
+const NOT_EXPORTED = new Set([
+  "file_url",
+  "thumbnail_url",
+  "thumbnail_key",
+  "favorite_count",
+  "send_count",
+]);
 
 /**
  * The manifest line of an image: the documented fields first, then every other field the API

@@ -1,5 +1,6 @@
 /** Test images made on the fly with sharp, and small HTTP helpers for the API. */
 import sharp from "sharp";
+import type { ImageDto } from "../../domain/types.ts";
 import { TEST_PASSWORD } from "./app.ts";
 
 type Fetcher = { request: (path: string, init?: RequestInit) => Response | Promise<Response> };
@@ -66,4 +67,31 @@ export function upload(
   return Promise.resolve(
     app.request("/api/v1/images", { method: "POST", headers, body: uploadForm(bytes, tags, opts) }),
   );
+}
+
+/** What `uploadCaptioned` makes: its format, size and tags. */
+export interface CaptionedImage {
+  format?: "png" | "gif";
+  width?: number;
+  height?: number;
+  tags?: string[];
+}
+
+/**
+ * Uploads a new image whose caption is `text`, set as a person's (`manual`), so that no
+ * recognition job is sent, and returns the image's JSON; anything but 201 throws.
+ */
+export async function uploadCaptioned(
+  app: Fetcher,
+  headers: Record<string, string>,
+  text: string,
+  opts: CaptionedImage = {},
+): Promise<ImageDto> {
+  const bytes = await makeImage(opts.format ?? "png", opts.width ?? 16, opts.height ?? 12);
+  const form = uploadForm(bytes, opts.tags ?? []);
+  form.append("text", text);
+  form.append("text_source", "manual");
+  const res = await app.request("/api/v1/images", { method: "POST", headers, body: form });
+  if (res.status !== 201) throw new Error(`upload failed: ${res.status} ${await res.text()}`);
+  return await res.json();
 }

@@ -3,7 +3,8 @@
  * clipboard (converted in the page; a GIF's first frame, with the note), "Copy link" the direct
  * link, Markdown and HTML snippets, the library's one-click copy, and the selectable fallback
  * where the Clipboard API is refused: over plain http on a host that is not loopback, chromium
- * offers no `navigator.clipboard` at all (not a secure context).
+ * offers no `navigator.clipboard` at all (not a secure context). A signed-in person's copy counts
+ * as a send (issue 43).
  */
 import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
@@ -187,6 +188,36 @@ browserTest("Copy link, Copy Markdown and Copy HTML give the direct link, each c
   assert.equal(res.headers.get("content-type"), "image/png");
   assert.deepEqual(new Uint8Array(await res.arrayBuffer()), pngBytes);
 });
+
+browserTest(
+  "a signed-in person's copy counts as one send a day; a visitor's does not",
+  { clipboard: true },
+  async ({ context, page, base }) => {
+    const image = await seed(await face("wink", 200, 150, "#a5d8ff", "#1864ab"), ["counted"]);
+    const sends = async () =>
+      (await (await svc.app.request(`/api/v1/images/${image.short_id}`)).json()).send_count;
+    await page.goto(`${base}/i/${image.short_id}`);
+    await hydrated(page);
+    await page.getByRole("button", { name: "Copy link" }).click();
+    await page.getByText("Copied link").waitFor();
+    assert.equal(await sends(), 0, "a visitor's copy is not counted");
+
+    const token = auth.authorization.slice("Bearer ".length);
+    await context.addInitScript((t) => {
+      localStorage.setItem("imageboard.token", t);
+      localStorage.setItem("imageboard.token_expires_at", String(Date.now() + 3_600_000));
+    }, token);
+    await page.goto(`${base}/i/${image.short_id}`);
+    await hydrated(page);
+    const counted = page.waitForResponse((r) => r.url().endsWith(`/${image.short_id}/sends`));
+    await page.getByRole("button", { name: "Copy link" }).click();
+    assert.equal((await counted).status(), 204);
+    const again = page.waitForResponse((r) => r.url().endsWith(`/${image.short_id}/sends`));
+    await page.getByRole("button", { name: "Copy Markdown" }).click();
+    assert.equal((await again).status(), 204);
+    assert.equal(await sends(), 1, "counted once today");
+  },
+);
 
 browserTest(
   "the library copies a card's direct link in one click",

@@ -1,0 +1,143 @@
+/**
+ * `GET /images?q=...&sort=relevance` (issue 43): each word of the query matches the caption
+ * (exactly or approximately) or a tag's name, alias or `_`-separated part; the phrase in the caption
+ * comes first, then every word exact, then words through tags, then approximate matches; ties go
+ * to the most sent, then the newest. `tags=` filters as before, pages follow the cursor, the work is
+ * bounded, and the default order of a `q` search is unchanged.
+ */
+import assert from "node:assert/strict";
+import { MAX_CANDIDATES_PER_WORD } from "../db/caption_search.ts";
+import { searchByRelevance } from "../db/relevance_search.ts";
+import { SIMILARITY_THRESHOLD } from "../domain/caption_text.ts";
+import type { ImageDto } from "../domain/types.ts";
+import { startService } from "./_harness/app.ts";
+import { authHeader, uploadCaptioned } from "./_harness/images.ts";
+
+const svc = await startService();
+Deno.test.afterAll(() => svc.close());
+const auth = await authHeader(svc.app);
+
+const seed = (text: string, tags: string[] = []) =>
+  uploadCaptioned(svc.app, auth, text, { tags, width: 8, height: 8 });
+
+async function list(query: string): Promise<{ items: ImageDto[]; next_cursor: string | null }> {
+  const res = await svc.app.request(`/api/v1/images?${query}`);
+  assert.equal(res.status, 200, await res.clone().text());
+  return await res.json();
+}
+
+const ids = (page: { items: ImageDto[] }) => page.items.map((i) => i.short_id);
+
+// Oldest first; the names say how each matches "this is fine". Each level's image is newer than
+// the better level's, so that only the levels can put the better one first.
+const phrase = await seed("THIS IS FINE.");
+const throughTag = await seed("this", ["fine_dog"]);
+const approximate = await seed("this is finee");
+const phraseNewer = await seed("well, this is fine");
+const allExact = await seed("fine, this is");
+const throughAlias = await seed("this", ["okay"]);
+const unrelated = await seed("nothing to see");
+{
+  const res = await svc.app.request("/api/v1/tag-aliases/fine", {
+    method: "PUT",
+    headers: { ...auth, "content-type": "application/json" },
+    body: JSON.stringify({ target: "okay" }),
+  });
+  assert.equal(res.status, 201, await res.clone().text());
+}
+// The older phrase match was sent more: it ranks above the newer one.
+await svc.db.sql`update images set send_count = 3 where short_id = ${phrase.short_id}`;
+
+const BEST_FIRST = [phrase, phraseNewer, allExact, throughAlias, throughTag, approximate];
+
+Deno.test("relevance: phrase, every word exact, through tags, approximate; more sent, then newest", async () => {
+  const page = await list("q=this%20is%20fine&sort=relevance");
+  assert.deepEqual(ids(page), BEST_FIRST.map((i) => i.short_id));
+  assert.equal(page.next_cursor, null);
+  assert.ok(!ids(page).includes(unrelated.short_id));
+});
+
+Deno.test("relevance pages follow the cursor, each image once, in the same order", async () => {
+  const seen: string[] = [];
+  let cursor: string | null = null;
+  let pages = 0;
+  do {
+    const page = await list(
+      `q=this%20is%20fine&sort=relevance&limit=2${cursor ? `&cursor=${cursor}` : ""}`,
+    );
+    seen.push(...ids(page));
+    cursor = page.next_cursor;
+    pages++;
+  } while (cursor && pages < 10);
+  assert.deepEqual(seen, BEST_FIRST.map((i) => i.short_id));
+  assert.equal(pages, 3);
+});
+
+Deno.test("tags= still filters a relevance search; aliases mean their targets", async () => {
+  assert.deepEqual(ids(await list("q=this%20is%20fine&sort=relevance&tags=okay")), [
+    throughAlias.short_id,
+  ]);
+  assert.deepEqual(
+    ids(await list("q=this%20is%20fine&sort=relevance&tags=-fine,-fine_dog")),
+    [phrase, phraseNewer, allExact, approximate].map((i) => i.short_id),
+  );
+  assert.deepEqual(ids(await list("q=this%20is%20fine&sort=relevance&tags=no_such_tag")), []);
+});
+
+Deno.test("the default order of a q search is unchanged: exact words newest first, then approximate", async () => {
+  const expected = [allExact, phraseNewer, phrase, approximate].map((i) => i.short_id);
+  assert.deepEqual(ids(await list("q=this%20is%20fine")), expected);
+  assert.deepEqual(ids(await list("q=this%20is%20fine&sort=newest")), expected);
+});
+
+Deno.test("a bad sort or cursor is 422", async () => {
+  const sort = await svc.app.request("/api/v1/images?q=fine&sort=best");
+  assert.equal(sort.status, 422);
+  await sort.body?.cancel();
+  const cursor = await svc.app.request("/api/v1/images?q=fine&sort=relevance&cursor=djE6MQ");
+  assert.equal(cursor.status, 422);
+  assert.deepEqual(await cursor.json(), { detail: "cursor: not a valid cursor" });
+});
+
+Deno.test("the library page offers Best match when there are words, and lists in that order", async () => {
+  const page = async (query: string) => {
+    const res = await svc.app.request(`/?${query}`);
+    assert.equal(res.status, 200);
+    return await res.text();
+  };
+  const order = (html: string) =>
+    [...html.matchAll(/href="\/i\/([0-9A-Za-z]{8})"/g)].map((m) => m[1]);
+  const best = await page("q=this%20is%20fine&sort=relevance");
+  assert.deepEqual(order(best), BEST_FIRST.map((i) => i.short_id));
+  assert.match(best, /<a href="\/\?q=this%20is%20fine&amp;sort=relevance" aria-current="page">/);
+  const newest = await page("q=this%20is%20fine");
+  assert.deepEqual(
+    order(newest),
+    [allExact, phraseNewer, phrase, approximate].map((i) => i.short_id),
+  );
+  assert.match(newest, /<a href="\/\?q=this%20is%20fine" aria-current="page">Newest<\/a>/);
+  assert.match(newest, />Best match<\/a>/);
+  // Without words there is no order to choose, and `sort` is ignored.
+  const plain = await page("sort=relevance");
+  assert.doesNotMatch(plain, /Best match/);
+});
+
+Deno.test("a relevance search examines at most its bound: the newest images of its rarest word", async () => {
+  // "this" and "fine" both have six images' worth of ways; the first word drives on a tie.
+  const hits = await searchByRelevance(svc.services.sql, {
+    words: ["this", "fine"],
+    phrase: "this is fine",
+    tags: [],
+    exclude: [],
+    limit: 10,
+    after: null,
+    threshold: SIMILARITY_THRESHOLD,
+    candidates: MAX_CANDIDATES_PER_WORD,
+    examine: 2,
+  });
+  // The two newest images with "this", ranked: every word exact, then through a tag (the alias).
+  assert.deepEqual(hits.map((h) => [h.short_id, h.level]), [
+    [allExact.short_id, 3],
+    [throughAlias.short_id, 2],
+  ]);
+});
