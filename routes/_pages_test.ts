@@ -37,7 +37,11 @@ Deno.test("GET / renders the first page of the library with the given thumbnail 
   assert.equal(res.headers.get("Referrer-Policy"), "strict-origin-when-cross-origin");
   assert.equal(html.match(/<img /g)?.length, 50, "one page of 50 images");
   assert.ok(html.includes(`src="https://cdn.example.test/thumbnails/00000001.webp"`));
-  assert.ok(html.includes(`width="800" height="600" loading="lazy"`));
+  // The first rows at once, the first at a high priority (the largest paint); the rest lazily.
+  assert.equal(html.match(/ loading="eager"/g)?.length, 4);
+  assert.equal(html.match(/ loading="lazy"/g)?.length, 46);
+  assert.equal(html.match(/ fetchpriority="high"/g)?.length, 1);
+  assert.ok(html.includes(`width="800" height="600" loading="eager" fetchpriority="high"`));
   assert.ok(html.includes(`alt="cat, r&amp;b?"`));
   assert.ok(html.includes(`href="/i/00000001"`));
   assert.ok(html.includes(`href="/tags"`));
