@@ -50,12 +50,16 @@ export function renditions(services: Pick<Services, "store" | "thumbnails">) {
      */
     async bytes(shortId: string, kind: RenditionKind): Promise<Uint8Array<ArrayBuffer> | null> {
       const key = renditionKey(shortId, kind);
-      const stored = await services.store.get(key);
-      if (stored) return await readAll(stored.body);
-      if (!services.thumbnails?.jpeg) return null;
+      // One lookup-or-make per key at a time, registered before its first await: a request that
+      // came while another's lookup missed would otherwise make it a second time.
       let pending = making.get(key);
       if (!pending) {
-        pending = make(shortId, kind, key).finally(() => making.delete(key));
+        pending = (async () => {
+          const stored = await services.store.get(key);
+          if (stored) return await readAll(stored.body);
+          if (!services.thumbnails?.jpeg) return null;
+          return await make(shortId, kind, key);
+        })().finally(() => making.delete(key));
         making.set(key, pending);
       }
       return await pending;
