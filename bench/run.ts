@@ -24,6 +24,7 @@ const BENCHES: [string, string][] = [
   ["b11", "bench/b11_similar.ts"],
   ["b12", "bench/b12_tags.ts"],
   ["b13", "bench/b13_login_burst.ts"],
+  ["b14", "bench/b14_chat.ts"],
   ["b15", "bench/b15_lighthouse.ts"],
   ["b16", "bench/b16_anonymous.ts"],
 ];
