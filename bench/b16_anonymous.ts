@@ -127,9 +127,19 @@ async function board(notes: string[]): Promise<Row[]> {
       },
       {
         endpoint: "GET /api/v1/images?q= (captions)",
-        bound: "GIN intersection or a bounded walk (db/caption_search_costs.ts); 8 words at most",
+        bound:
+          "GIN intersection or a bounded walk (db/caption_search_costs.ts); 8 words at most; " +
+          "best match first ranks at most MAX_RELEVANCE_CANDIDATES",
         shapes: [
           ["one frequent word", (i) => `/api/v1/images?limit=200&q=${word(i)}`],
+          [
+            "best match first, one frequent word",
+            (i) => `/api/v1/images?limit=200&sort=relevance&q=${word(i)}`,
+          ],
+          [
+            "best match first, two words",
+            (i) => `/api/v1/images?limit=200&sort=relevance&q=${word(i)}+${word(i + 31)}`,
+          ],
           ["two rare words", (i) => `/api/v1/images?limit=200&q=${rare(i)}+${rare(i + 250)}`],
           ["a slip of a word", (i) => `/api/v1/images?limit=200&q=${word(i).slice(0, -1)}x`],
           [
