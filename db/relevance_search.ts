@@ -61,6 +61,7 @@ export async function searchByRelevance(
 ): Promise<RelevanceHit[]> {
   if (!opts.words.length || opts.limit < 1) throw new RangeError("a search needs words and a page");
   const after = opts.after ?? { level: 5, sendCount: 0, seq: "0" };
+  const examine = opts.examine ?? MAX_RELEVANCE_CANDIDATES;
   return await sql<RelevanceHit[]>`
     with qw as (select w, o from unnest(${opts.words}::text[]) with ordinality q(w, o)),
     exact as materialized (select qw.o, cw.id from qw join caption_words cw on cw.word = qw.w),
@@ -109,15 +110,15 @@ export async function searchByRelevance(
         select seq from ways w cross join lateral (
           select iw.image_seq as seq from image_words iw
           where w.kind = 'w' and iw.word_id = w.id
-          order by iw.image_seq desc limit ${opts.examine ?? MAX_RELEVANCE_CANDIDATES}) x
+          order by iw.image_seq desc limit ${examine}) x
         where w.o = (select o from driver)
         union all
         select seq from ways w cross join lateral (
           select it.image_seq as seq from image_tags it
           where w.kind = 't' and it.tag_id = w.id
-          order by it.image_seq desc limit ${opts.examine ?? MAX_RELEVANCE_CANDIDATES}) x
+          order by it.image_seq desc limit ${examine}) x
         where w.o = (select o from driver)
-        order by seq desc limit ${opts.examine ?? MAX_RELEVANCE_CANDIDATES}) c),
+        order by seq desc limit ${examine}) c),
     wanted as materialized (
       select coalesce(array_agg(id), '{}') as ids, coalesce(bool_and(id is not null), true) as known
       from (${meantTagIds(sql, opts.tags)}) w),
