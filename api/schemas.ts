@@ -40,6 +40,10 @@ export const Image = z.object({
     description: "Sends from a chat and copies from its page by signed-in people, each person " +
       "or chat user counted once a day",
   }),
+  duration_seconds: z.number().nullable().openapi({
+    description: "A video's length in seconds (MP4 or WebM); null for images, GIFs included",
+    example: 3.2,
+  }),
 }).openapi("Image");
 
 /** A plain error body. */

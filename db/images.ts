@@ -36,7 +36,7 @@ export const COLUMNS = (sql: Sql | postgres.TransactionSql) =>
   sql`i.id, i.seq::text as seq, i.short_id, i.hash, i.content_type, i.size_bytes::float8 as size_bytes,
       i.width, i.height, i.thumbnail_key, i.text, i.text_source, i.created_at,
       (select u.username from users u where u.id = i.uploaded_by) as uploaded_by,
-      i.favorite_count, i.send_count`;
+      i.favorite_count, i.send_count, i.duration_seconds`;
 
 /**
  * An image's tags as one JSON array sorted by name (postgres.js parses it): the row and its tags
@@ -394,6 +394,8 @@ export interface NewImage {
   caption?: { text: string; source: CaptionSource } | null;
   /** The uploader's account ID; null: nobody known. */
   uploadedBy?: string | null;
+  /** A video's length in seconds; null (or absent) for an image. */
+  durationSeconds?: number | null;
 }
 
 /**
@@ -463,13 +465,15 @@ export async function insertImage(
   const results = await transaction(sql, async (tx) => {
     const statements: postgres.PendingQuery<postgres.Row[]>[] = [
       tx`insert into images (short_id, hash, content_type, size_bytes, width, height, thumbnail_key,
-                             created_at, phash, text, text_source, uploaded_by)
+                             created_at, phash, text, text_source, uploaded_by,
+                             duration_seconds)
         values (${img.shortId}, ${img.hash}, ${img.contentType}, ${img.sizeBytes}, ${img.width},
                 ${img.height}, ${img.thumbnailKey},
                 coalesce(${img.createdAt ?? null}::timestamptz, now()),
                 ${img.phash?.toString() ?? null}::bigint,
                 ${img.caption?.text ?? null}, ${img.caption?.source ?? null},
-                ${img.uploadedBy ?? null}::bigint)
+                ${img.uploadedBy ?? null}::bigint,
+                ${img.durationSeconds ?? null}::float8)
         on conflict (hash) do nothing`,
       ...linkTagStatements(tx, tx`i.short_id = ${img.shortId}`, tagNames),
       // Only the new row's words: a row of the same hash, already there, was not replaced.

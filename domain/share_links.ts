@@ -14,6 +14,8 @@ export const EXTENSIONS: Readonly<Record<string, string>> = {
   "image/gif": "gif",
   "image/webp": "webp",
   "image/avif": "avif",
+  "video/mp4": "mp4",
+  "video/webm": "webm",
 };
 
 /** Originals over this size are previewed by their thumbnail (chat clients give up on them). */
@@ -76,6 +78,13 @@ export interface ShareLinks {
   preview: PreviewImage;
   /** The thumbnail, on this service. */
   thumbnail: PreviewImage;
+  /** A video's original (`og:video`); null for an image. */
+  video: PreviewImage | null;
+}
+
+/** Whether a stored type is a video (MP4 or WebM, issue 45). */
+export function isVideoType(contentType: string): boolean {
+  return contentType.startsWith("video/");
 }
 
 /** The share links of `image` on `origin` (scheme and host, no trailing slash). */
@@ -94,11 +103,14 @@ export function shareLinks(
     type: "image/webp",
     ...thumbnailSize(image.width, image.height),
   };
+  // A video's preview picture is its poster; the video itself is og:video.
+  const video = isVideoType(image.content_type);
   return {
     page: origin + pagePath(image.short_id),
     direct,
-    preview: image.size_bytes > PREVIEW_MAX_BYTES ? thumbnail : original,
+    preview: video || image.size_bytes > PREVIEW_MAX_BYTES ? thumbnail : original,
     thumbnail,
+    video: video ? original : null,
   };
 }
 

@@ -52,6 +52,8 @@ export interface ImageDto {
    * counted once a day (issue 43, db/sends.ts).
    */
   send_count: number;
+  /** A video's length in seconds (issue 45); null for a still image, a GIF or an animated WebP. */
+  duration_seconds: number | null;
 }
 
 /** One page of the library, newest first. */

@@ -109,6 +109,7 @@ export function toImageDto(row: ImageWithTags, publicBase: string | undefined): 
     uploaded_by: row.uploaded_by,
     favorite_count: row.favorite_count,
     send_count: row.send_count,
+    duration_seconds: row.duration_seconds,
   };
 }
 

@@ -41,6 +41,7 @@ export function fakeImage(n: number, tags: string[] = [], over: Partial<ImageDto
     uploaded_by: null,
     favorite_count: 0,
     send_count: 0,
+    duration_seconds: null,
     ...over,
   };
 }

@@ -50,6 +50,7 @@ function recording(failing?: string) {
       })),
     startJobs: (_c, _l, max) =>
       Promise.resolve().then(() => call(`startJobs ${max}`)).then(() => jobs),
+    openVideo: () => Promise.resolve(null),
     warmUp: () => Promise.resolve().then(() => call("warmUp")).then(() => ({ ms: 1 })),
     lowerPixelThreads: () => (call("lowerPixelThreads"), { stop: () => call("pixels.stop") }),
     uploadState: () => (call("uploadState"), new UploadState()),

@@ -15,6 +15,7 @@ import { implicationsJob } from "../services/tags/implications.ts";
 import { recognitionKind, workRecognition } from "../services/captions/recognition.ts";
 import { UploadState } from "../services/upload/state.ts";
 import { warmUploadPath } from "../services/upload/warm_up.ts";
+import { openVideo } from "../adapters/video/open.ts";
 import { createApp, ensureAssets } from "./app.ts";
 import { openResources } from "./resources.ts";
 import type { WriteSide } from "./service.ts";
@@ -28,6 +29,7 @@ export const writeSide: WriteSide = {
     ThumbnailPool.start({ size: config.THUMBNAIL_WORKERS, maxPixels: config.MAX_IMAGE_PIXELS }),
   startJobs: (config, log, maxConnections) =>
     JobQueue.start(config.DATABASE_URL!, log, maxConnections ? { maxConnections } : {}),
+  openVideo,
   warmUp: warmUploadPath,
   lowerPixelThreads,
   uploadState: () => new UploadState(),
@@ -37,10 +39,12 @@ export const writeSide: WriteSide = {
   startDeleteSweeper: ({ sql, store, log }) => startDeleteSweeper(sql, store, log),
   workSimilarBackfill: (jobs, { sql, store, log }, thumbnails) =>
     jobs.work(similarBackfillKind({ sql, store, thumbnails, jobs, log })),
-  workRecognition: async (jobs, { sql, store, log, config, uploads }, reader, pool) => {
+  workRecognition: async (jobs, { sql, store, log, config, uploads, video }, reader, pool) => {
     if (reader !== "engine") {
       // A given reader (tests): recognition jobs only, read at once.
-      await jobs.work(recognitionKind({ sql, store, log, reader: () => Promise.resolve(reader) }));
+      await jobs.work(
+        recognitionKind({ sql, store, log, video, reader: () => Promise.resolve(reader) }),
+      );
       return () => Promise.resolve();
     }
     return await workRecognition(jobs, {
@@ -48,6 +52,7 @@ export const writeSide: WriteSide = {
       store,
       log,
       uploads,
+      video,
       thumbnails: pool ?? { stats: () => ({ queued: 0, busy: 0 }) },
       maxPixels: config.MAX_IMAGE_PIXELS,
       workers: config.CAPTION_WORKERS,

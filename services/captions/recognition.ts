@@ -9,7 +9,8 @@ import type { Sql } from "../../db/client.ts";
 import { setImageCaption } from "../../db/captions.ts";
 import type { JobKind, JobQueue } from "../../adapters/jobs/mod.ts";
 import type { Logger } from "../../adapters/log.ts";
-import type { CaptionReading, Services } from "../deps.ts";
+import type { CaptionReading, Services, VideoTool } from "../deps.ts";
+import { sniffVideo } from "../../domain/image_sniff.ts";
 import { originalKey } from "../../domain/storage_keys.ts";
 import { type ObjectStore, readAll } from "../../adapters/storage/mod.ts";
 import { normalizeCaption } from "../../domain/caption_text.ts";
@@ -36,6 +37,8 @@ export interface RecognitionDeps {
   busy?: () => boolean;
   /** Images read at once in this process, one per OCR process (default 1). */
   concurrency?: number;
+  /** FFmpeg: a video's words are read from its representative frame; without it, none are. */
+  video?: VideoTool | null;
 }
 
 /**
@@ -107,7 +110,13 @@ export async function recognizeImage(deps: RecognitionDeps, shortId: string): Pr
   }
   const original = await deps.store.get(originalKey(shortId));
   if (!original) return; // deleted since the job was sent
-  const bytes = await readAll(original.body);
+  let bytes: Uint8Array = await readAll(original.body);
+  const video = sniffVideo(bytes);
+  if (video) {
+    // The frame its poster shows (services/upload/video.ts); no FFmpeg here: no words.
+    if (!deps.video) return;
+    bytes = await deps.video.frame(bytes, video.demuxer);
+  }
   const started = performance.now();
   const { text } = await (await deps.reader()).read(bytes);
   const stored = await setImageCaption(deps.sql, shortId, normalizeCaption(text), "ocr");
@@ -149,7 +158,7 @@ export async function workRecognition(
     workers: number;
   },
 ): Promise<() => Promise<void>> {
-  const { sql, store, log, thumbnails, uploads, maxPixels, workers } = deps;
+  const { sql, store, log, thumbnails, uploads, maxPixels, workers, video } = deps;
   const reader = lazyReader(async () =>
     (await import("../../adapters/ocr/recognizer.ts")).CaptionReader.start({ maxPixels, workers })
   );
@@ -158,6 +167,7 @@ export async function workRecognition(
     store,
     log,
     reader: reader.get,
+    video,
     concurrency: workers,
     busy: () => {
       const pool = thumbnails.stats();
