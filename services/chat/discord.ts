@@ -79,7 +79,8 @@ export function discordInteractions(
       embeds: [{
         ...(caption ? { description: caption } : {}),
         url: links.page,
-        image: { url: links.direct },
+        // An embed's image is a picture: a video's is its poster; Send posts the video's link.
+        image: { url: links.video ? links.preview.url : links.direct },
       }],
       components: [{
         type: 1,

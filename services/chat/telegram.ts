@@ -46,6 +46,19 @@ export function telegramUpdates(search: ChatSearch, origin: string, sends: Recor
   /** An inline result: a GIF as itself, a still as its JPEG preview (Telegram wants JPEG). */
   const result = (image: ImageDto) => {
     const thumbnail_url = `${api(image)}/thumbnail.jpg`;
+    if (image.content_type === "video/mp4") {
+      // An MP4 plays inline as Telegram's "GIF" (an animation); its sound is muted there.
+      return {
+        type: "mpeg4_gif",
+        id: image.short_id,
+        mpeg4_url: shareLinks(origin, image).direct,
+        mpeg4_width: image.width,
+        mpeg4_height: image.height,
+        mpeg4_duration: Math.ceil(image.duration_seconds ?? 0),
+        thumbnail_url,
+        thumbnail_mime_type: "image/jpeg",
+      };
+    }
     if (image.content_type === "image/gif") {
       return {
         type: "gif",
@@ -117,8 +130,10 @@ export function telegramUpdates(search: ChatSearch, origin: string, sends: Recor
           };
         }
         const links = shareLinks(origin, match.image);
-        // A GIF goes as an animation so that it plays; a still as its JPEG preview.
-        return match.image.content_type === "image/gif"
+        // A GIF or an MP4 goes as an animation so that it plays; a still (or a WebM, which
+        // Telegram does not play) as its JPEG preview.
+        const moving = ["image/gif", "video/mp4"].includes(match.image.content_type);
+        return moving
           ? {
             method: "sendAnimation",
             chat_id: chatId,
