@@ -133,6 +133,8 @@ const schema = z.object({
   FFMPEG_TIMEOUT_SECONDS: int(1, 3600).default(30),
   FFMPEG_MEMORY_MB: int(64, 65_536).default(1024),
   FFMPEG_WORKERS: int(1, 16).default(1),
+  // One MP4 rendition's time limit (a background job: a transcode takes longer than a probe).
+  VIDEO_RENDITION_TIMEOUT_SECONDS: int(1, 3600).default(120),
   CAPTION_WORKERS: int(1, 16).default(defaultCaptionWorkers),
   // Caption searches and autocompletes at once (the search pool, db/client.ts). Each is a
   // millisecond or two of PostgreSQL's CPU, never waiting on a disk: more at once than the cores

@@ -65,6 +65,8 @@ export const ERRORS = {
   video_too_long: { status: 422, body: "coded" },
   /** Every FFmpeg slot stayed taken for a run's whole time limit. */
   video_busy: { status: 503, body: "coded", headers: { "Retry-After": "5" } },
+  /** A moving image's MP4 is not made yet (services/video_renditions.ts). */
+  rendition_pending: { status: 404, body: "coded" },
   range_not_satisfiable: { status: 416, body: "none" },
   /** A request field that does not parse: the detail names it (`field: why`). */
   invalid_field: { status: 422, body: "detail" },

@@ -78,8 +78,34 @@ export interface ShareLinks {
   preview: PreviewImage;
   /** The thumbnail, on this service. */
   thumbnail: PreviewImage;
-  /** A video's original (`og:video`); null for an image. */
+  /** A video's original, or a GIF's MP4 once made (`og:video`); null for a still. */
   video: PreviewImage | null;
+}
+
+/** The stored types that move: each gets an MP4 rendition (services/video_renditions.ts). */
+export const MOVING_TYPES = ["image/gif", "video/mp4", "video/webm"] as const;
+
+/** Whether a stored type moves (a GIF of one frame counts: its frames are not counted). */
+export function isMovingType(contentType: string): boolean {
+  return (MOVING_TYPES as readonly string[]).includes(contentType);
+}
+
+/**
+ * An MP4 of `image` that chats play inline, on `origin`: its rendition once made (a GIF's or a
+ * WebM's at the direct link `/{short_id}.mp4`), else an MP4 upload's original; null for a still,
+ * or a GIF or a WebM whose MP4 is not made yet.
+ */
+export function playableMp4(
+  origin: string,
+  image: Pick<ImageDto, "short_id" | "content_type" | "video_url">,
+): string | null {
+  const original = image.content_type === "video/mp4";
+  if (image.video_url !== null) {
+    return original
+      ? `${origin}/api/v1/images/${image.short_id}/video.mp4`
+      : `${origin}/${image.short_id}.mp4`;
+  }
+  return original ? origin + directPath(image) : null;
 }
 
 /** Whether a stored type is a video (MP4 or WebM, issue 45). */
@@ -90,10 +116,12 @@ export function isVideoType(contentType: string): boolean {
 /** The share links of `image` on `origin` (scheme and host, no trailing slash). */
 export function shareLinks(
   origin: string,
-  image: Pick<
-    ImageDto,
-    "short_id" | "content_type" | "width" | "height" | "size_bytes" | "thumbnail_key"
-  >,
+  image:
+    & Pick<
+      ImageDto,
+      "short_id" | "content_type" | "width" | "height" | "size_bytes" | "thumbnail_key"
+    >
+    & Partial<Pick<ImageDto, "video_url">>,
 ): ShareLinks {
   const direct = origin + directPath(image);
   const original = { url: direct, type: image.content_type, ...sizeOf(image) };
@@ -110,7 +138,12 @@ export function shareLinks(
     direct,
     preview: video || image.size_bytes > PREVIEW_MAX_BYTES ? thumbnail : original,
     thumbnail,
-    video: video ? original : null,
+    // A GIF's MP4 once made: chat clients play it where they would show a frame of a large GIF.
+    video: video
+      ? original
+      : image.video_url
+      ? { url: `${origin}/${image.short_id}.mp4`, type: "video/mp4", ...sizeOf(image) }
+      : null,
   };
 }
 

@@ -54,6 +54,11 @@ export interface ImageDto {
   send_count: number;
   /** A video's length in seconds (issue 45); null for a still image, a GIF or an animated WebP. */
   duration_seconds: number | null;
+  /**
+   * The MP4 rendition of a moving image (a GIF, an MP4 or a WebM: H.264, no sound), null until the
+   * background job has made it and for stills (issue 45).
+   */
+  video_url: string | null;
 }
 
 /** One page of the library, newest first. */

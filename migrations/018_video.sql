@@ -3,3 +3,9 @@
 
 alter table images add column duration_seconds double precision
   check (duration_seconds is null or duration_seconds > 0);
+
+-- The MP4 rendition of a moving image (GIF, MP4, WebM: H.264, no sound), made by a background
+-- job after the upload commits: its size in bytes once stored at renditions/{short_id}/video.mp4,
+-- null until then and for stills. Its size lets the byte route answer ranges without asking
+-- storage, as for originals.
+alter table images add column mp4_bytes bigint check (mp4_bytes is null or mp4_bytes > 0);

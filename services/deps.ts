@@ -38,6 +38,13 @@ export interface VideoTool {
   }>;
   /** A PNG of the representative frame among the first seconds. */
   frame(bytes: Uint8Array, demuxer: "mov" | "webm", signal?: AbortSignal): Promise<Uint8Array>;
+  /** The MP4 rendition (H.264, no sound, faststart) of a video or a GIF. */
+  mp4(
+    bytes: Uint8Array,
+    demuxer: "mov" | "webm" | "gif",
+    options: { timeoutMs: number; maxSeconds: number },
+    signal?: AbortSignal,
+  ): Promise<Uint8Array>;
 }
 
 /** The dependencies of the app. The reader has no thumbnailer: it serves reads only. */

@@ -42,6 +42,7 @@ export function fakeImage(n: number, tags: string[] = [], over: Partial<ImageDto
     favorite_count: 0,
     send_count: 0,
     duration_seconds: null,
+    video_url: null,
     ...over,
   };
 }

@@ -42,6 +42,7 @@ const EXPECTED: Record<ErrorCode, [number, Record<string, unknown> | null]> = {
   video_unreadable: [422, { code: "video_unreadable", detail: "why", n: 1 }],
   video_too_long: [422, { code: "video_too_long", detail: "why", n: 1 }],
   video_busy: [503, { code: "video_busy", detail: "why", n: 1 }],
+  rendition_pending: [404, { code: "rendition_pending", detail: "why", n: 1 }],
   range_not_satisfiable: [416, null],
   invalid_field: [422, { detail: "why" }],
   invalid_tag_name: [422, { code: "invalid_tag_name", detail: "why", n: 1 }],

@@ -7,6 +7,7 @@ import { makeThumbnail } from "../adapters/thumbnails/make_thumbnail.ts";
 import type { ImageDto } from "../domain/types.ts";
 import { startService } from "./_harness/app.ts";
 import { authHeader, makeImage, upload } from "./_harness/images.ts";
+import { videoRenditionKey } from "../domain/storage_keys.ts";
 import { makeSources } from "./_harness/similar_corpus.ts";
 import {
   lyingMp4,
@@ -184,6 +185,14 @@ Deno.test("without FFmpeg a video is 415 video_unsupported and a GIF still uploa
     assert.match(body.detail, /apt-get install ffmpeg/);
     const gif = await upload(off.app, headers, await makeImage("gif", 20, 20), []);
     assert.equal(gif.status, 201);
+    // No FFmpeg, no MP4: the route says it is not there yet, and names the original.
+    const { short_id } = await gif.json();
+    const mp4 = await off.app.request(`/api/v1/images/${short_id}/video.mp4`);
+    assert.equal(mp4.status, 404);
+    assert.deepEqual(await mp4.json(), {
+      code: "rendition_pending",
+      detail: "The MP4 of this image is being made; the original is at /file meanwhile",
+    });
     assert.ok(off.logs.some((l) => l.includes("video off")), "the start says video is off");
   } finally {
     await off.close();
@@ -216,4 +225,104 @@ Deno.test("a video's page plays it and previews it: og:video, a poster image, a 
   assert.equal(jpeg.headers.get("content-type"), "image/jpeg");
   const bytes = new Uint8Array(await jpeg.arrayBuffer());
   assert.deepEqual([...bytes.subarray(0, 3)], [0xff, 0xd8, 0xff]);
+});
+
+/** ffprobe's view of an MP4: its streams and whether its index comes before its data. */
+async function probeMp4(bytes: Uint8Array) {
+  const path = await Deno.makeTempFile({ suffix: ".mp4" });
+  try {
+    await Deno.writeFile(path, bytes);
+    const { stdout } = await new Deno.Command("/usr/bin/ffprobe", {
+      args: [
+        "-v",
+        "error",
+        "-show_entries",
+        "stream=codec_type,codec_name,pix_fmt,width,height",
+        "-of",
+        "json",
+        path,
+      ],
+      stdout: "piped",
+    }).output();
+    const streams = JSON.parse(new TextDecoder().decode(stdout)).streams;
+    const text = new TextDecoder("latin1").decode(bytes.subarray(0, Math.min(bytes.length, 65536)));
+    return { streams, faststart: text.indexOf("moov") < text.indexOf("mdat") };
+  } finally {
+    await Deno.remove(path);
+  }
+}
+
+async function waitForMp4(id: string): Promise<ImageDto> {
+  for (let i = 0; i < 600; i++) {
+    const image: ImageDto = await (await svc.app.request(`/api/v1/images/${id}`)).json();
+    if (image.video_url !== null) return image;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`no MP4 for ${id} after 60 s`);
+}
+
+Deno.test("a GIF gets an MP4 in the background: H.264, yuv420p, even sizes, faststart, cached", async () => {
+  // 161x121: odd sizes, made even.
+  const gif = await makeVideo("gif", 2, undefined, "161x121");
+  const { body } = await post(gif);
+  const id = body.short_id as string;
+  const image = await waitForMp4(id);
+  assert.equal(image.video_url, `/api/v1/images/${id}/video.mp4`);
+  const res = await svc.app.request(`/api/v1/images/${id}/video.mp4`);
+  assert.equal(res.status, 200);
+  assert.equal(res.headers.get("content-type"), "video/mp4");
+  assert.equal(res.headers.get("etag"), `"${body.hash}-mp4"`);
+  assert.match(res.headers.get("cache-control")!, /immutable/);
+  const mp4 = new Uint8Array(await res.arrayBuffer());
+  const probed = await probeMp4(mp4);
+  assert.deepEqual(probed.streams, [
+    { codec_name: "h264", codec_type: "video", width: 160, height: 120, pix_fmt: "yuv420p" },
+  ]);
+  assert.ok(probed.faststart, "the index comes first");
+
+  const again = await svc.app.request(`/api/v1/images/${id}/video.mp4`, {
+    headers: { "if-none-match": `"${body.hash}-mp4"` },
+  });
+  assert.equal(again.status, 304);
+  const part = await svc.app.request(`/api/v1/images/${id}/video.mp4`, {
+    headers: { range: "bytes=0-99" },
+  });
+  assert.equal(part.status, 206);
+  assert.equal(part.headers.get("content-range"), `bytes 0-99/${mp4.length}`);
+  assert.deepEqual(new Uint8Array(await part.arrayBuffer()), mp4.subarray(0, 100));
+  const direct = await svc.app.request(`/${id}.mp4`);
+  assert.deepEqual(new Uint8Array(await direct.arrayBuffer()), mp4, "the direct link serves it");
+  const gifLink = await svc.app.request(`/${id}.gif`);
+  assert.deepEqual(new Uint8Array(await gifLink.arrayBuffer()), gif, "the .gif is the original");
+
+  const page = await (await svc.app.request(`/i/${id}`)).text();
+  assert.match(page, new RegExp(`<meta property="og:video" content="http://localhost/${id}.mp4"`));
+
+  // Deleted with its image.
+  const del = await svc.app.request(`/api/v1/images/${id}`, { method: "DELETE", headers: auth });
+  assert.equal(del.status, 204);
+  assert.equal(await svc.s3.store.head(videoRenditionKey(id)), null);
+});
+
+Deno.test("a video's MP4 has no sound; an MP4 upload's direct link stays its original", async () => {
+  const bytes = await makeVideo("mp4_sound");
+  const { body } = await post(bytes);
+  const id = body.short_id as string;
+  await waitForMp4(id);
+  const mp4 = new Uint8Array(
+    await (await svc.app.request(`/api/v1/images/${id}/video.mp4`)).arrayBuffer(),
+  );
+  assert.deepEqual((await probeMp4(mp4)).streams.map((s: { codec_type: string }) => s.codec_type), [
+    "video",
+  ]);
+  const direct = new Uint8Array(await (await svc.app.request(`/${id}.mp4`)).arrayBuffer());
+  assert.deepEqual(direct, bytes);
+});
+
+Deno.test("a still has no MP4 (404 not_found)", async () => {
+  const { body } = await post(await makeImage("png", 20, 20));
+  assert.equal(body.video_url, null);
+  const res = await svc.app.request(`/api/v1/images/${body.short_id}/video.mp4`);
+  assert.equal(res.status, 404);
+  assert.equal((await res.json()).code, undefined);
 });

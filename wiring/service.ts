@@ -62,6 +62,8 @@ export interface WriteSide {
   ensureAssets(dev: boolean): Promise<boolean>;
   createApp(services: Services, opts: { assetsDir?: string; dev?: boolean }): App;
   workImplications(jobs: JobQueue, services: Services): Promise<void>;
+  /** Works the MP4 renditions of moving images (only with FFmpeg). */
+  workVideoRenditions(jobs: JobQueue, services: Services): Promise<void>;
   /** Starts the sweeper of pending deletes; returns what stops it. */
   startDeleteSweeper(services: Services): () => unknown;
   workSimilarBackfill(jobs: JobQueue, services: Services, thumbnails: Thumbnailer): Promise<void>;
@@ -216,6 +218,7 @@ export async function buildService(sw: ServiceSwitches): Promise<Service> {
       uploads: w.uploadState(),
     };
     if (jobs) await w.workImplications(jobs, services);
+    if (jobs && services.video) await w.workVideoRenditions(jobs, services);
     const dev = sw.dev ?? false;
     if (sw.buildAssets !== false && await w.ensureAssets(dev)) {
       log.info("client assets built", { dev });

@@ -60,6 +60,7 @@ function recording(failing?: string) {
       return {} as App;
     },
     workImplications: () => Promise.resolve(call("workImplications")),
+    workVideoRenditions: () => Promise.resolve(),
     startDeleteSweeper: () => (call("startDeleteSweeper"), () => call("sweeper.stop")),
     workSimilarBackfill: () => Promise.resolve(call("workSimilarBackfill")),
     workRecognition: (_j, _s, reader) =>

@@ -36,8 +36,16 @@ export class VideoBusyError extends Error {
   override name = "VideoBusyError";
 }
 
-/** The input demuxers a sniffed video may be read with (domain/image_sniff.ts). */
-export type Demuxer = "mov" | "webm";
+/** The input demuxers a sniffed moving image may be read with (domain/image_sniff.ts). */
+export type Demuxer = "mov" | "webm" | "gif";
+
+/** What an MP4 rendition is made with. */
+export interface Mp4Options {
+  /** This run's time limit (ms), instead of the configured one: a transcode takes longer. */
+  timeoutMs: number;
+  /** Seconds of input transcoded at most. */
+  maxSeconds: number;
+}
 
 /** What ffprobe says of a video's first video stream and its container. */
 export interface VideoProbe {
@@ -218,6 +226,62 @@ export class Ffmpeg {
     });
   }
 
+  /**
+   * The MP4 rendition of a moving image: H.264, yuv420p, even dimensions, no sound, `faststart`
+   * (its index first, so a player starts before the whole file has arrived). Written to a file:
+   * `faststart` moves the index after the fact, which a pipe cannot do.
+   */
+  async mp4(
+    bytes: Uint8Array,
+    demuxer: Demuxer,
+    options: Mp4Options,
+    signal?: AbortSignal,
+  ): Promise<Uint8Array> {
+    return await this.#withInput(bytes, async (path) => {
+      const out = `${path}.mp4`;
+      try {
+        await this.#run(
+          this.options.ffmpegPath,
+          [
+            "-hide_banner",
+            "-nostdin",
+            "-t",
+            String(options.maxSeconds),
+            ...inputArgs(demuxer, path, "-loglevel"),
+            "-map",
+            "0:v:0",
+            "-an",
+            "-sn",
+            "-dn",
+            "-vf",
+            "scale=trunc(iw/2)*2:trunc(ih/2)*2",
+            "-c:v",
+            "libx264",
+            "-preset",
+            "veryfast",
+            "-crf",
+            "26",
+            "-pix_fmt",
+            "yuv420p",
+            "-movflags",
+            "+faststart",
+            "-map_metadata",
+            "-1",
+            "-f",
+            "mp4",
+            "-y",
+            `file:${out}`,
+          ],
+          signal,
+          options.timeoutMs,
+        );
+        return await Deno.readFile(out);
+      } finally {
+        await Deno.remove(out).catch(() => {});
+      }
+    });
+  }
+
   async #withInput<T>(bytes: Uint8Array, use: (path: string) => Promise<T>): Promise<T> {
     const path = await Deno.makeTempFile({ prefix: "reaction-video-" });
     try {
@@ -229,8 +293,12 @@ export class Ffmpeg {
   }
 
   /** One confined run of `binary`; its standard output, or a FfmpegRunError/TimeoutError. */
-  async #run(binary: string, args: string[], signal?: AbortSignal): Promise<Uint8Array> {
-    const { timeoutMs } = this.options;
+  async #run(
+    binary: string,
+    args: string[],
+    signal?: AbortSignal,
+    timeoutMs = this.options.timeoutMs,
+  ): Promise<Uint8Array> {
     using _slot = await this.#slots.take(timeoutMs);
     signal?.throwIfAborted();
     const [command, ...rest] = [...this.#prefix, binary, ...args];

@@ -65,11 +65,20 @@ Deno.test("a run is niced and limited in address space when prlimit is there", a
 Deno.test("a run past its time limit is killed; the input file is removed", async () => {
   const { dir, path } = await fakeFfmpeg(
     'echo "$@" > "$(/usr/bin/dirname "$0")/args"; ' +
-      "/bin/sleep 30",
+      "exec /bin/sleep 3600",
   );
   try {
     const ffmpeg = await Ffmpeg.open(options(path, { timeoutMs: 300 }));
-    await assert.rejects(ffmpeg.frame(BYTES, "mov"), FfmpegTimeoutError);
+    // A hang guard only: unkilled, the run would last an hour.
+    let guard: ReturnType<typeof setTimeout> | undefined;
+    const hang = new Promise((_, reject) => {
+      guard = setTimeout(() => reject(new Error("the run was not killed")), 20_000);
+    });
+    try {
+      await assert.rejects(Promise.race([ffmpeg.frame(BYTES, "mov"), hang]), FfmpegTimeoutError);
+    } finally {
+      clearTimeout(guard);
+    }
     const input = /file:(\S+)/.exec(await Deno.readTextFile(`${dir}/args`))![1];
     await assert.rejects(Deno.stat(input), Deno.errors.NotFound);
   } finally {

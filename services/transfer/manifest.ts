@@ -96,6 +96,7 @@ export function listedImageProblem(item: unknown): string | null {
  */
 const NOT_EXPORTED = new Set([
   "duration_seconds",
+  "video_url",
   "file_url",
   "thumbnail_url",
   "thumbnail_key",

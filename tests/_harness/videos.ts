@@ -31,13 +31,14 @@ const OUTPUT: Record<VideoFixture, { ext: string; args: string[] }> = {
 };
 
 /**
- * `kind` of `seconds` at 160x120, 10 fps: a black first half second (a poster must not be it),
+ * `kind` of `seconds` at `size` (160x120), 10 fps: a black first half second (a poster must not be it),
  * then a coloured field with a white box.
  */
 export async function makeVideo(
   kind: VideoFixture,
   seconds = 2,
   color = randomColor(),
+  size = "160x120",
 ): Promise<Uint8Array> {
   const hex = [color.r, color.g, color.b].map((c) => c.toString(16).padStart(2, "0")).join("");
   const sound = kind.endsWith("_sound");
@@ -49,7 +50,7 @@ export async function makeVideo(
       "-f",
       "lavfi",
       "-i",
-      `color=c=0x${hex}:s=160x120:r=10:d=${seconds},` +
+      `color=c=0x${hex}:s=${size}:r=10:d=${seconds},` +
       `drawbox=x=60:y=40:w=40:h=40:color=white:t=fill,fade=in:st=0:d=0.5`,
       ...(sound ? ["-f", "lavfi", "-i", `sine=frequency=440:duration=${seconds}`] : []),
       ...out.args,

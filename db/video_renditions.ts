@@ -1,0 +1,32 @@
+/** The MP4 renditions of moving images (issue 45, migration 018): what is made and what is due. */
+import type { Sql } from "./client.ts";
+import { MOVING_TYPES } from "../domain/share_links.ts";
+
+/** What the rendition job reads of an image; null when it is gone. */
+export async function getRenditionSource(
+  sql: Sql,
+  shortId: string,
+): Promise<{ content_type: string; mp4_bytes: number | null } | null> {
+  const [row] = await sql<{ content_type: string; mp4_bytes: number | null }[]>`
+    select content_type, mp4_bytes::float8 as mp4_bytes from images where short_id = ${shortId}`;
+  return row ?? null;
+}
+
+/** Records that the MP4 is stored; false when the image was deleted meanwhile. */
+export async function setMp4Bytes(sql: Sql, shortId: string, bytes: number): Promise<boolean> {
+  const rows = await sql`
+    update images set mp4_bytes = ${bytes} where short_id = ${shortId} returning 1`;
+  return rows.length > 0;
+}
+
+/** Up to `limit` moving images without an MP4 after `seq` = `after` (the backfill's batches). */
+export async function movingWithoutMp4(
+  sql: Sql,
+  after: string,
+  limit: number,
+): Promise<{ short_id: string; seq: string }[]> {
+  return await sql<{ short_id: string; seq: string }[]>`
+    select short_id, seq::text as seq from images
+    where mp4_bytes is null and content_type = any(${[...MOVING_TYPES]}) and seq > ${after}::bigint
+    order by images.seq limit ${limit}`;
+}

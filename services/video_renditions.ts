@@ -1,0 +1,85 @@
+/**
+ * The MP4 rendition of every moving image (issue 45): a GIF, an MP4 or a WebM gets an H.264 MP4
+ * without sound (adapters/video/ffmpeg.ts), for chats that play MP4 inline and for players. It is
+ * made by a durable job sent after the upload commits, never on the request's path, one at a time
+ * per process and each within VIDEO_RENDITION_TIMEOUT_SECONDS; stored at videoRenditionKey() and
+ * then recorded on the row (`mp4_bytes`), so the routes and chat answers know it exists without
+ * asking storage. Until then, /video.mp4 answers 404 `rendition_pending`.
+ */
+import type { Sql } from "../db/client.ts";
+import { getRenditionSource, setMp4Bytes } from "../db/video_renditions.ts";
+import { isMovingType } from "../domain/share_links.ts";
+import type { JobKind } from "../adapters/jobs/mod.ts";
+import type { Logger } from "../adapters/log.ts";
+import { type ObjectStore, readAll } from "../adapters/storage/mod.ts";
+import { originalKey, videoRenditionKey } from "../domain/storage_keys.ts";
+import { sniffVideo } from "../domain/image_sniff.ts";
+import type { Services, VideoTool } from "./deps.ts";
+import { VIDEO_RENDITION_QUEUE } from "./queues.ts";
+
+/** What the job needs. */
+export interface VideoRenditionDeps {
+  sql: Sql;
+  store: ObjectStore;
+  log: Logger;
+  video: VideoTool;
+  /** One transcode's time limit (ms). */
+  timeoutMs: number;
+  /** Seconds of a moving image transcoded at most (MAX_VIDEO_SECONDS). */
+  maxSeconds: number;
+}
+
+/** Sends the rendition job of a new moving image; nothing without a queue or FFmpeg. */
+export async function queueVideoRendition(
+  services: Pick<Services, "jobs" | "video" | "log">,
+  image: { short_id: string; content_type: string },
+): Promise<void> {
+  if (!services.jobs || !services.video || !isMovingType(image.content_type)) return;
+  try {
+    await services.jobs.send(VIDEO_RENDITION_QUEUE, { short_id: image.short_id }, {
+      key: image.short_id,
+    });
+  } catch (err) {
+    services.log.warn("MP4 rendition not queued", { short_id: image.short_id, err });
+  }
+}
+
+/** Makes and stores one image's MP4, unless it exists or the image is gone or does not move. */
+export async function makeVideoRendition(deps: VideoRenditionDeps, shortId: string) {
+  const row = await getRenditionSource(deps.sql, shortId);
+  if (!row || row.mp4_bytes !== null || !isMovingType(row.content_type)) return;
+  const original = await deps.store.get(originalKey(shortId));
+  if (!original) return; // deleted since the job was sent
+  const bytes = await readAll(original.body);
+  const demuxer = row.content_type === "image/gif" ? "gif" : sniffVideo(bytes)?.demuxer;
+  if (!demuxer) throw new Error(`${shortId}: the original is not the ${row.content_type} it was`);
+  const started = performance.now();
+  const mp4 = await deps.video.mp4(bytes, demuxer, {
+    timeoutMs: deps.timeoutMs,
+    maxSeconds: deps.maxSeconds,
+  });
+  const key = videoRenditionKey(shortId);
+  await deps.store.put(key, mp4, { contentLength: mp4.length, contentType: "video/mp4" });
+  // Deleted meanwhile: the delete listed this key too (services/deleter.ts), so the sweeper or
+  // this removal takes it away.
+  if (!await setMp4Bytes(deps.sql, shortId, mp4.length)) await deps.store.delete(key);
+  deps.log.debug("MP4 rendition made", {
+    short_id: shortId,
+    ms: Math.round(performance.now() - started),
+    bytes: mp4.length,
+    original_bytes: bytes.length,
+  });
+}
+
+/** The rendition job kind: one transcode at a time per process, retried with back-off. */
+export function videoRenditionKind(deps: VideoRenditionDeps): JobKind<{ short_id: string }> {
+  return {
+    name: VIDEO_RENDITION_QUEUE,
+    handler: (job) => makeVideoRendition(deps, job.data.short_id),
+    retryLimit: 3,
+    retryDelaySeconds: 30,
+    // The transcode is bounded by its own limit; this only frees a dead worker's job.
+    expireInSeconds: Math.ceil(deps.timeoutMs / 1000) + 120,
+    concurrency: 1,
+  };
+}
