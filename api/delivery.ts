@@ -14,6 +14,7 @@ import { isShortId } from "../domain/short_id.ts";
 import { extensionOf, EXTENSIONS, isMovingType, parseDirectName } from "../domain/share_links.ts";
 import {
   originalKey,
+  previewKey,
   renditionKey,
   type RenditionKind,
   videoRenditionKey,
@@ -72,7 +73,7 @@ async function serve(
   c: Context<AppEnv>,
   services: Services,
   cache: ByteCache,
-  which: "file" | "thumbnail" | "mp4",
+  which: "file" | "thumbnail" | "mp4" | "preview",
   id: string,
   /** A direct link's extension: the stored type's, or `mp4` for a GIF's or a WebM's MP4. */
   ext?: string,
@@ -82,22 +83,31 @@ async function serve(
   else if (!row || (ext !== undefined && extensionOf(row.content_type) !== ext)) {
     throw new AppError("not_found", "Image not found");
   }
-  if (which === "mp4") {
-    // A moving image's MP4 (services/video_renditions.ts), once the background job made it.
+  const mp4 = which === "mp4";
+  const preview = which === "preview";
+  if (mp4 || preview) {
+    // A moving image's MP4 or animated preview (services/video_renditions.ts), once made.
+    const what = mp4 ? "MP4" : "animated preview";
     if (!row || !isMovingType(row.content_type)) {
-      throw new AppError("not_found", "Image not found, or a still image (no MP4)");
+      throw new AppError("not_found", `Image not found, or a still image (no ${what})`);
     }
-    if (row.mp4_bytes === null) {
+    if ((mp4 ? row.mp4_bytes : row.preview_bytes) === null) {
       throw new AppError(
         "rendition_pending",
-        "The MP4 of this image is being made; the original is at /file meanwhile",
+        `The ${what} of this image is being made; ` +
+          (mp4 ? "the original is at /file meanwhile" : "its poster is at /thumbnail meanwhile"),
       );
     }
   }
   const thumb = which === "thumbnail" && row.thumbnail_key !== null;
-  const mp4 = which === "mp4";
-  const key = thumb ? row.thumbnail_key! : mp4 ? videoRenditionKey(id) : originalKey(id);
-  const etag = `"${row.hash}${thumb ? "-thumb" : mp4 ? "-mp4" : ""}"`;
+  const key = thumb
+    ? row.thumbnail_key!
+    : mp4
+    ? videoRenditionKey(id)
+    : preview
+    ? previewKey(id)
+    : originalKey(id);
+  const etag = `"${row.hash}${thumb ? "-thumb" : mp4 ? "-mp4" : preview ? "-preview" : ""}"`;
   const headers: Record<string, string> = {
     "ETag": etag,
     "Cache-Control": IMMUTABLE,
@@ -105,13 +115,13 @@ async function serve(
     "Content-Security-Policy": "default-src 'none'; sandbox",
     "Accept-Ranges": "bytes",
     // Only sniffed image types are ever stored; this is a second line of defence.
-    "Content-Type": thumb ? "image/webp" : mp4 ? "video/mp4" : row.content_type,
+    "Content-Type": thumb || preview ? "image/webp" : mp4 ? "video/mp4" : row.content_type,
   };
   if (etagMatches(c.req.header("if-none-match"), etag)) return c.body(null, 304, headers);
 
   // The original's and the MP4's sizes are in the row; a thumbnail's is not (thumbnails are
   // small: always whole).
-  const size = thumb ? null : mp4 ? row.mp4_bytes : row.size_bytes;
+  const size = thumb ? null : mp4 ? row.mp4_bytes : preview ? row.preview_bytes : row.size_bytes;
   const range = size === null ? null : parseRange(c.req.header("range"), size);
   if (range === "unsatisfiable") {
     return c.body(null, 416, { ...headers, "Content-Range": `bytes */${size}` });
@@ -263,6 +273,35 @@ export function deliveryRoutes(
     ["GET", "HEAD"],
     "/images/:id/video.mp4",
     (c) => serve(c, services, cache, "mp4", c.req.param("id")),
+  );
+  app.openAPIRegistry.registerPath({
+    method: "get",
+    path: "/images/{id}/preview",
+    operationId: "getImagePreview",
+    tags: ["images"],
+    summary: "The animated preview of a moving image: an animated WebP, at most 400 px and 6 s",
+    description: "Made in the background with its MP4; the library plays it on hover and focus. " +
+      "Range and If-None-Match honoured.",
+    request: { params: ShortIdParam },
+    responses: {
+      200: {
+        description: "The animated WebP",
+        content: { "image/webp": { schema: { type: "string", format: "binary" } } },
+      },
+      206: { description: "A byte range" },
+      304: { description: "Not modified" },
+      404: errorResponse(
+        "No such image or a still (`not_found`), or its preview not made yet " +
+          "(`code`: `rendition_pending`)",
+      ),
+      416: { description: "Range not satisfiable" },
+      503: errorResponse("Storage unavailable"),
+    },
+  });
+  app.on(
+    ["GET", "HEAD"],
+    "/images/:id/preview",
+    (c) => serve(c, services, cache, "preview", c.req.param("id")),
   );
   const made = renditions(services);
   for (const kind of ["preview", "thumbnail"] as const) {

@@ -49,6 +49,11 @@ export const Image = z.object({
       "in the background after the upload; null until made and for stills",
     example: "/api/v1/images/aZ3kP9qX/video.mp4",
   }),
+  preview_url: z.string().nullable().openapi({
+    description: "The animated preview of a moving image (an animated WebP, at most 400 px and " +
+      "6 s) that the library plays on hover; null until made and for stills",
+    example: "/api/v1/images/aZ3kP9qX/preview",
+  }),
 }).openapi("Image");
 
 /** A plain error body. */

@@ -19,13 +19,18 @@ import {
 import { type Piece, q, raw, Slot, StatementCache, viaSql } from "./template.ts";
 
 /** An image row: the API's fields it stores, plus the UUID and keyset position kept inside. */
-export interface ImageRow
-  extends Omit<ImageDto, "tags" | "file_url" | "thumbnail_url" | "created_at" | "video_url"> {
+export interface ImageRow extends
+  Omit<
+    ImageDto,
+    "tags" | "file_url" | "thumbnail_url" | "created_at" | "video_url" | "preview_url"
+  > {
   id: string;
   seq: string;
   created_at: Date;
   /** The MP4 rendition's size once it is stored (migration 018), else null. */
   mp4_bytes: number | null;
+  /** The animated preview's size once it is stored (migration 018), else null. */
+  preview_bytes: number | null;
 }
 
 /** An image row with its tags, sorted by name. */
@@ -38,7 +43,8 @@ export const COLUMNS = (sql: Sql | postgres.TransactionSql) =>
   sql`i.id, i.seq::text as seq, i.short_id, i.hash, i.content_type, i.size_bytes::float8 as size_bytes,
       i.width, i.height, i.thumbnail_key, i.text, i.text_source, i.created_at,
       (select u.username from users u where u.id = i.uploaded_by) as uploaded_by,
-      i.favorite_count, i.send_count, i.duration_seconds, i.mp4_bytes::float8 as mp4_bytes`;
+      i.favorite_count, i.send_count, i.duration_seconds, i.mp4_bytes::float8 as mp4_bytes,
+      i.preview_bytes::float8 as preview_bytes`;
 
 /**
  * An image's tags as one JSON array sorted by name (postgres.js parses it): the row and its tags
@@ -62,10 +68,13 @@ export async function getImageByShortId(sql: Sql, shortId: string): Promise<Imag
 /** The delivery fields of an image, without its tags (the byte routes need no more). */
 export async function getImageForDelivery(sql: Sql, shortId: string) {
   const rows = await sql<
-    Pick<ImageRow, "hash" | "content_type" | "size_bytes" | "thumbnail_key" | "mp4_bytes">[]
+    Pick<
+      ImageRow,
+      "hash" | "content_type" | "size_bytes" | "thumbnail_key" | "mp4_bytes" | "preview_bytes"
+    >[]
   >`
     select hash, content_type, size_bytes::float8 as size_bytes, thumbnail_key,
-           mp4_bytes::float8 as mp4_bytes
+           mp4_bytes::float8 as mp4_bytes, preview_bytes::float8 as preview_bytes
     from images where short_id = ${shortId}`;
   return rows[0] ?? null;
 }

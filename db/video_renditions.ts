@@ -6,10 +6,22 @@ import { MOVING_TYPES } from "../domain/share_links.ts";
 export async function getRenditionSource(
   sql: Sql,
   shortId: string,
-): Promise<{ content_type: string; mp4_bytes: number | null } | null> {
-  const [row] = await sql<{ content_type: string; mp4_bytes: number | null }[]>`
-    select content_type, mp4_bytes::float8 as mp4_bytes from images where short_id = ${shortId}`;
+): Promise<
+  { content_type: string; mp4_bytes: number | null; preview_bytes: number | null } | null
+> {
+  const [row] = await sql<
+    { content_type: string; mp4_bytes: number | null; preview_bytes: number | null }[]
+  >`
+    select content_type, mp4_bytes::float8 as mp4_bytes, preview_bytes::float8 as preview_bytes
+    from images where short_id = ${shortId}`;
   return row ?? null;
+}
+
+/** Records that the animated preview is stored; false when the image was deleted meanwhile. */
+export async function setPreviewBytes(sql: Sql, shortId: string, bytes: number): Promise<boolean> {
+  const rows = await sql`
+    update images set preview_bytes = ${bytes} where short_id = ${shortId} returning 1`;
+  return rows.length > 0;
 }
 
 /** Records that the MP4 is stored; false when the image was deleted meanwhile. */

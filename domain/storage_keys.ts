@@ -31,6 +31,18 @@ export function videoRenditionKey(shortId: string): string {
   return `renditions/${shortId}/video.mp4`;
 }
 
+/** Key of the animated WebP preview of a moving image (issue 45), made with its MP4. */
+export function previewKey(shortId: string): string {
+  return `renditions/${shortId}/preview.webp`;
+}
+
+/** The animated preview's address: on the public base when there is one, else the API's route. */
+export function previewUrl(publicBase: string | undefined, shortId: string): string {
+  return publicBase
+    ? publicUrl(publicBase, previewKey(shortId))
+    : `/api/v1/images/${shortId}/preview`;
+}
+
 /** The MP4 rendition's address: on the public base when there is one, else the API's route. */
 export function videoUrl(publicBase: string | undefined, shortId: string): string {
   return publicBase

@@ -59,6 +59,11 @@ export interface ImageDto {
    * background job has made it and for stills (issue 45).
    */
   video_url: string | null;
+  /**
+   * The animated preview of a moving image (an animated WebP, at most 400 px and 6 s) that the
+   * library plays on hover and focus; null until made and for stills (issue 45).
+   */
+  preview_url: string | null;
 }
 
 /** One page of the library, newest first. */

@@ -9,3 +9,8 @@ alter table images add column duration_seconds double precision
 -- null until then and for stills. Its size lets the byte route answer ranges without asking
 -- storage, as for originals.
 alter table images add column mp4_bytes bigint check (mp4_bytes is null or mp4_bytes > 0);
+
+-- The animated WebP preview the library plays on hover (at most 400 px and 6 s), made by the same
+-- job before the MP4: its size once stored at renditions/{short_id}/preview.webp.
+alter table images add column preview_bytes bigint
+  check (preview_bytes is null or preview_bytes > 0);

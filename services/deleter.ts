@@ -14,7 +14,12 @@ import {
 } from "../db/pending_deletes.ts";
 import { isDatabaseUnavailable } from "../db/client.ts";
 import type { Logger } from "../adapters/log.ts";
-import { originalKey, renditionKey, videoRenditionKey } from "../domain/storage_keys.ts";
+import {
+  originalKey,
+  previewKey,
+  renditionKey,
+  videoRenditionKey,
+} from "../domain/storage_keys.ts";
 import type { ObjectStore } from "../adapters/storage/mod.ts";
 
 const BATCH = 50;
@@ -101,6 +106,7 @@ export function objectKeysOf(row: { short_id: string; thumbnail_key: string | nu
     renditionKey(row.short_id, "preview"),
     renditionKey(row.short_id, "thumbnail"),
     videoRenditionKey(row.short_id),
+    previewKey(row.short_id),
   ];
   return [originalKey(row.short_id), row.thumbnail_key, ...renditions].filter((k) => k !== null);
 }

@@ -45,6 +45,13 @@ export interface VideoTool {
     options: { timeoutMs: number; maxSeconds: number },
     signal?: AbortSignal,
   ): Promise<Uint8Array>;
+  /** The animated WebP preview (looping, at most `maxSide` px and `maxSeconds`) of the same. */
+  preview(
+    bytes: Uint8Array,
+    demuxer: "mov" | "webm" | "gif",
+    options: { timeoutMs: number; maxSeconds: number; maxSide: number },
+    signal?: AbortSignal,
+  ): Promise<Uint8Array>;
 }
 
 /** The dependencies of the app. The reader has no thumbnailer: it serves reads only. */

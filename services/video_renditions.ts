@@ -7,12 +7,12 @@
  * asking storage. Until then, /video.mp4 answers 404 `rendition_pending`.
  */
 import type { Sql } from "../db/client.ts";
-import { getRenditionSource, setMp4Bytes } from "../db/video_renditions.ts";
+import { getRenditionSource, setMp4Bytes, setPreviewBytes } from "../db/video_renditions.ts";
 import { isMovingType } from "../domain/share_links.ts";
 import type { JobKind } from "../adapters/jobs/mod.ts";
 import type { Logger } from "../adapters/log.ts";
 import { type ObjectStore, readAll } from "../adapters/storage/mod.ts";
-import { originalKey, videoRenditionKey } from "../domain/storage_keys.ts";
+import { originalKey, previewKey, videoRenditionKey } from "../domain/storage_keys.ts";
 import { sniffVideo } from "../domain/image_sniff.ts";
 import type { Services, VideoTool } from "./deps.ts";
 import { VIDEO_RENDITION_QUEUE } from "./queues.ts";
@@ -44,26 +44,51 @@ export async function queueVideoRendition(
   }
 }
 
-/** Makes and stores one image's MP4, unless it exists or the image is gone or does not move. */
+/** The animated preview's bounds (issue 45: small enough for a grid). */
+export const PREVIEW_MAX_SIDE = 400;
+export const PREVIEW_MAX_SECONDS = 6;
+
+/**
+ * Makes and stores one image's animated preview, then its MP4, each unless it exists (a retry
+ * after a failure makes only what is missing); nothing when the image is gone or does not move.
+ */
 export async function makeVideoRendition(deps: VideoRenditionDeps, shortId: string) {
   const row = await getRenditionSource(deps.sql, shortId);
-  if (!row || row.mp4_bytes !== null || !isMovingType(row.content_type)) return;
+  if (!row || !isMovingType(row.content_type)) return;
+  if (row.mp4_bytes !== null && row.preview_bytes !== null) return;
   const original = await deps.store.get(originalKey(shortId));
   if (!original) return; // deleted since the job was sent
   const bytes = await readAll(original.body);
   const demuxer = row.content_type === "image/gif" ? "gif" : sniffVideo(bytes)?.demuxer;
   if (!demuxer) throw new Error(`${shortId}: the original is not the ${row.content_type} it was`);
   const started = performance.now();
+  if (row.preview_bytes === null) {
+    const preview = await deps.video.preview(bytes, demuxer, {
+      timeoutMs: deps.timeoutMs,
+      maxSeconds: PREVIEW_MAX_SECONDS,
+      maxSide: PREVIEW_MAX_SIDE,
+    });
+    const key = previewKey(shortId);
+    await deps.store.put(key, preview, {
+      contentLength: preview.length,
+      contentType: "image/webp",
+    });
+    // Deleted meanwhile: the delete listed this key too (services/deleter.ts), so the sweeper or
+    // this removal takes it away.
+    if (!await setPreviewBytes(deps.sql, shortId, preview.length)) {
+      await deps.store.delete(key);
+      return;
+    }
+  }
+  if (row.mp4_bytes !== null) return;
   const mp4 = await deps.video.mp4(bytes, demuxer, {
     timeoutMs: deps.timeoutMs,
     maxSeconds: deps.maxSeconds,
   });
   const key = videoRenditionKey(shortId);
   await deps.store.put(key, mp4, { contentLength: mp4.length, contentType: "video/mp4" });
-  // Deleted meanwhile: the delete listed this key too (services/deleter.ts), so the sweeper or
-  // this removal takes it away.
   if (!await setMp4Bytes(deps.sql, shortId, mp4.length)) await deps.store.delete(key);
-  deps.log.debug("MP4 rendition made", {
+  deps.log.debug("preview and MP4 rendition made", {
     short_id: shortId,
     ms: Math.round(performance.now() - started),
     bytes: mp4.length,

@@ -43,6 +43,7 @@ export function fakeImage(n: number, tags: string[] = [], over: Partial<ImageDto
     send_count: 0,
     duration_seconds: null,
     video_url: null,
+    preview_url: null,
     ...over,
   };
 }

@@ -7,7 +7,7 @@ import { makeThumbnail } from "../adapters/thumbnails/make_thumbnail.ts";
 import type { ImageDto } from "../domain/types.ts";
 import { startService } from "./_harness/app.ts";
 import { authHeader, makeImage, upload } from "./_harness/images.ts";
-import { videoRenditionKey } from "../domain/storage_keys.ts";
+import { previewKey, videoRenditionKey } from "../domain/storage_keys.ts";
 import { makeSources } from "./_harness/similar_corpus.ts";
 import {
   lyingMp4,
@@ -187,6 +187,9 @@ Deno.test("without FFmpeg a video is 415 video_unsupported and a GIF still uploa
     assert.equal(gif.status, 201);
     // No FFmpeg, no MP4: the route says it is not there yet, and names the original.
     const { short_id } = await gif.json();
+    const preview = await off.app.request(`/api/v1/images/${short_id}/preview`);
+    assert.equal(preview.status, 404);
+    assert.equal((await preview.json()).code, "rendition_pending");
     const mp4 = await off.app.request(`/api/v1/images/${short_id}/video.mp4`);
     assert.equal(mp4.status, 404);
     assert.deepEqual(await mp4.json(), {
@@ -302,6 +305,7 @@ Deno.test("a GIF gets an MP4 in the background: H.264, yuv420p, even sizes, fast
   const del = await svc.app.request(`/api/v1/images/${id}`, { method: "DELETE", headers: auth });
   assert.equal(del.status, 204);
   assert.equal(await svc.s3.store.head(videoRenditionKey(id)), null);
+  assert.equal(await svc.s3.store.head(previewKey(id)), null);
 });
 
 Deno.test("a video's MP4 has no sound; an MP4 upload's direct link stays its original", async () => {
@@ -325,4 +329,29 @@ Deno.test("a still has no MP4 (404 not_found)", async () => {
   const res = await svc.app.request(`/api/v1/images/${body.short_id}/video.mp4`);
   assert.equal(res.status, 404);
   assert.equal((await res.json()).code, undefined);
+});
+
+Deno.test("an animated preview: an animated WebP of at most 400 px and 6 s, cached", async () => {
+  const { default: sharp } = await import("sharp");
+  // An 8-second 640x480 GIF (a GIF's length is not limited by MAX_VIDEO_SECONDS).
+  const { body } = await post(await makeVideo("gif", 8, undefined, "640x480"));
+  const id = body.short_id as string;
+  const image = await waitForMp4(id);
+  assert.equal(image.preview_url, `/api/v1/images/${id}/preview`);
+  const res = await svc.app.request(`/api/v1/images/${id}/preview`);
+  assert.equal(res.status, 200);
+  assert.equal(res.headers.get("content-type"), "image/webp");
+  assert.equal(res.headers.get("etag"), `"${body.hash}-preview"`);
+  assert.match(res.headers.get("cache-control")!, /immutable/);
+  const webp = new Uint8Array(await res.arrayBuffer());
+  const meta = await sharp(webp, { animated: true }).metadata();
+  assert.equal(meta.width, 400);
+  assert.equal(meta.pageHeight, 300);
+  assert.equal(meta.loop, 0, "loops forever");
+  // Identical frames are merged: their delays add up to the 6 s kept.
+  assert.equal(meta.delay!.reduce((a, b) => a + b, 0), 6000, "its first 6 s");
+  const again = await svc.app.request(`/api/v1/images/${id}/preview`, {
+    headers: { "if-none-match": `"${body.hash}-preview"` },
+  });
+  assert.equal(again.status, 304);
 });

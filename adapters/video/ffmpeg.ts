@@ -282,6 +282,59 @@ export class Ffmpeg {
     });
   }
 
+  /**
+   * The animated preview of a moving image for the library's grid: an animated WebP (which every
+   * browser shows in an `<img>`), looping, 10 frames a second, its longest side at most
+   * `maxSide`, its first `maxSeconds` only, no sound.
+   */
+  async preview(
+    bytes: Uint8Array,
+    demuxer: Demuxer,
+    options: Mp4Options & { maxSide: number },
+    signal?: AbortSignal,
+  ): Promise<Uint8Array> {
+    return await this.#withInput(bytes, async (path) => {
+      const out = `${path}.webp`;
+      const side = options.maxSide;
+      try {
+        await this.#run(
+          this.options.ffmpegPath,
+          [
+            "-hide_banner",
+            "-nostdin",
+            "-t",
+            String(options.maxSeconds),
+            ...inputArgs(demuxer, path, "-loglevel"),
+            "-map",
+            "0:v:0",
+            "-an",
+            "-sn",
+            "-dn",
+            "-vf",
+            `fps=10,scale=w='min(${side},iw)':h='min(${side},ih)':force_original_aspect_ratio=decrease`,
+            "-c:v",
+            "libwebp_anim",
+            "-loop",
+            "0",
+            "-quality",
+            "60",
+            "-map_metadata",
+            "-1",
+            "-f",
+            "webp",
+            "-y",
+            `file:${out}`,
+          ],
+          signal,
+          options.timeoutMs,
+        );
+        return await Deno.readFile(out);
+      } finally {
+        await Deno.remove(out).catch(() => {});
+      }
+    });
+  }
+
   async #withInput<T>(bytes: Uint8Array, use: (path: string) => Promise<T>): Promise<T> {
     const path = await Deno.makeTempFile({ prefix: "reaction-video-" });
     try {

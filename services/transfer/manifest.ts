@@ -97,6 +97,7 @@ export function listedImageProblem(item: unknown): string | null {
 const NOT_EXPORTED = new Set([
   "duration_seconds",
   "video_url",
+  "preview_url",
   "file_url",
   "thumbnail_url",
   "thumbnail_key",
