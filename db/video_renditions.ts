@@ -31,14 +31,28 @@ export async function setMp4Bytes(sql: Sql, shortId: string, bytes: number): Pro
   return rows.length > 0;
 }
 
-/** Up to `limit` moving images without an MP4 after `seq` = `after` (the backfill's batches). */
-export async function movingWithoutMp4(
+/**
+ * Up to `limit` moving images without their MP4 or preview after `seq` = `after` (the backfill's
+ * batches).
+ */
+export async function movingWithoutRenditions(
   sql: Sql,
   after: string,
   limit: number,
 ): Promise<{ short_id: string; seq: string }[]> {
   return await sql<{ short_id: string; seq: string }[]>`
     select short_id, seq::text as seq from images
-    where mp4_bytes is null and content_type = any(${[...MOVING_TYPES]}) and seq > ${after}::bigint
+    where (mp4_bytes is null or preview_bytes is null)
+      and content_type = any(${[...MOVING_TYPES]}) and seq > ${after}::bigint
     order by images.seq limit ${limit}`;
+}
+
+/** How many moving images lack their MP4 or preview. */
+export async function countMovingWithoutRenditions(sql: Sql): Promise<number> {
+  const [{ n }] = await sql<{ n: number }[]>`
+    select count(*)::int as n from images
+    where (mp4_bytes is null or preview_bytes is null) and content_type = any(${[
+    ...MOVING_TYPES,
+  ]})`;
+  return n;
 }

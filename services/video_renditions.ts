@@ -7,15 +7,20 @@
  * asking storage. Until then, /video.mp4 answers 404 `rendition_pending`.
  */
 import type { Sql } from "../db/client.ts";
-import { getRenditionSource, setMp4Bytes, setPreviewBytes } from "../db/video_renditions.ts";
+import {
+  getRenditionSource,
+  movingWithoutRenditions,
+  setMp4Bytes,
+  setPreviewBytes,
+} from "../db/video_renditions.ts";
 import { isMovingType } from "../domain/share_links.ts";
-import type { JobKind } from "../adapters/jobs/mod.ts";
+import type { JobKind, JobQueue } from "../adapters/jobs/mod.ts";
 import type { Logger } from "../adapters/log.ts";
 import { type ObjectStore, readAll } from "../adapters/storage/mod.ts";
 import { originalKey, previewKey, videoRenditionKey } from "../domain/storage_keys.ts";
 import { sniffVideo } from "../domain/image_sniff.ts";
 import type { Services, VideoTool } from "./deps.ts";
-import { VIDEO_RENDITION_QUEUE } from "./queues.ts";
+import { VIDEO_BACKFILL_QUEUE, VIDEO_RENDITION_QUEUE } from "./queues.ts";
 
 /** What the job needs. */
 export interface VideoRenditionDeps {
@@ -106,5 +111,40 @@ export function videoRenditionKind(deps: VideoRenditionDeps): JobKind<{ short_id
     // The transcode is bounded by its own limit; this only frees a dead worker's job.
     expireInSeconds: Math.ceil(deps.timeoutMs / 1000) + 120,
     concurrency: 1,
+  };
+}
+
+/** Images whose rendition jobs one backfill job sends. */
+export const VIDEO_BACKFILL_BATCH = 500;
+
+/** Sends the first job of a backfill chain (none when one is already waiting to start). */
+export async function startVideoBackfill(jobs: JobQueue): Promise<string | null> {
+  await jobs.declare({ name: VIDEO_BACKFILL_QUEUE });
+  await jobs.declare({ name: VIDEO_RENDITION_QUEUE });
+  return await jobs.send(VIDEO_BACKFILL_QUEUE, { after: "0" }, { key: "after-0" });
+}
+
+/**
+ * The backfill's job kind (`deno task video:backfill`): the rendition jobs of a batch of moving
+ * images without their MP4 or preview (uploaded before issue 45, or whose job gave up), then the
+ * next batch's job. The rendition jobs are worked one at a time, like an upload's.
+ */
+export function videoBackfillKind(
+  deps: { sql: Sql; jobs: JobQueue; log: Logger },
+): JobKind<{ after: string }> {
+  return {
+    name: VIDEO_BACKFILL_QUEUE,
+    handler: async (job) => {
+      const rows = await movingWithoutRenditions(deps.sql, job.data.after, VIDEO_BACKFILL_BATCH);
+      for (const row of rows) {
+        await deps.jobs.send(VIDEO_RENDITION_QUEUE, { short_id: row.short_id }, {
+          key: row.short_id,
+        });
+      }
+      if (rows.length === VIDEO_BACKFILL_BATCH) {
+        const next = rows[rows.length - 1].seq;
+        await deps.jobs.send(VIDEO_BACKFILL_QUEUE, { after: next }, { key: `after-${next}` });
+      } else deps.log.info("video backfill: every moving image has its rendition job");
+    },
   };
 }

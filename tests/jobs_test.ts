@@ -254,6 +254,7 @@ Deno.test("queue names follow one pattern, <concept>-<work>, and the renamed kee
     "similar-backfill",
     "tag-implications",
     "video-rendition",
+    "video-backfill",
   ]);
   for (const name of QUEUE_NAMES) assert.match(name, /^(caption|similar|tag|video)-[a-z]+$/);
   assert.deepEqual(FORMER_QUEUE_NAMES, { "similar-backfill": ["phash-backfill"] });

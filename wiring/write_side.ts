@@ -12,7 +12,7 @@ import { startDeleteSweeper } from "../services/deleter.ts";
 import { migrate } from "../services/migrate.ts";
 import { similarBackfillKind } from "../services/similar/backfill.ts";
 import { implicationsJob } from "../services/tags/implications.ts";
-import { videoRenditionKind } from "../services/video_renditions.ts";
+import { videoBackfillKind, videoRenditionKind } from "../services/video_renditions.ts";
 import { recognitionKind, workRecognition } from "../services/captions/recognition.ts";
 import { UploadState } from "../services/upload/state.ts";
 import { warmUploadPath } from "../services/upload/warm_up.ts";
@@ -37,15 +37,17 @@ export const writeSide: WriteSide = {
   ensureAssets,
   createApp,
   workImplications: (jobs, { sql, log }) => jobs.work(implicationsJob(sql, log)),
-  workVideoRenditions: (jobs, { sql, store, log, video, config }) =>
-    jobs.work(videoRenditionKind({
+  workVideoRenditions: async (jobs, { sql, store, log, video, config }) => {
+    await jobs.work(videoRenditionKind({
       sql,
       store,
       log,
       video: video!,
       timeoutMs: config.VIDEO_RENDITION_TIMEOUT_SECONDS * 1000,
       maxSeconds: config.MAX_VIDEO_SECONDS,
-    })),
+    }));
+    await jobs.work(videoBackfillKind({ sql, jobs, log }));
+  },
   startDeleteSweeper: ({ sql, store, log }) => startDeleteSweeper(sql, store, log),
   workSimilarBackfill: (jobs, { sql, store, log }, thumbnails) =>
     jobs.work(similarBackfillKind({ sql, store, thumbnails, jobs, log })),
