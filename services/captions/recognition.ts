@@ -41,26 +41,60 @@ export interface RecognitionDeps {
   video?: VideoTool | null;
 }
 
+/** How long the recogniser waits for work before it stops (issue 45: a small idle footprint). */
+export const READER_IDLE_MS = 60_000;
+
 /**
  * The service's recogniser, started by the first job that needs it rather than at start-up (a
  * warm engine takes about a second and an OCR process of about 300 MB; the edge reader and a board
- * nobody uploads to never pay for it); a start that failed is tried again by the next job.
- * `close()` stops it.
+ * nobody uploads to never pay for it), and stopped after `idleMs` without a reading, so an idle
+ * board holds no OCR process; the next job starts it again. A start that failed is tried again
+ * by the next job. `close()` stops it.
  */
 export function lazyReader(
   start: () => Promise<CaptionReading & { close(): Promise<void> }>,
+  idleMs = READER_IDLE_MS,
 ): { get: () => Promise<CaptionReading>; close: () => Promise<void> } {
-  let started: ReturnType<typeof start> | null = null;
+  let started: Promise<CaptionReading> | null = null;
   let up: (CaptionReading & { close(): Promise<void> }) | null = null;
   let closed = false;
+  let reading = 0;
+  let idle: ReturnType<typeof setTimeout> | undefined;
+  const stopWhenIdle = () => {
+    clearTimeout(idle);
+    idle = setTimeout(() => {
+      const reader = up;
+      if (reading > 0 || !reader) return;
+      // The next get() starts a new one; this one ends (its start was long ago).
+      started = null;
+      up = null;
+      reader.close().catch(() => {});
+    }, idleMs);
+    // An idle timer never keeps the process alive.
+    Deno.unrefTimer(idle as unknown as number);
+  };
   return {
     get: () => {
       if (closed) return Promise.reject(new Error("The caption reader is closed"));
+      clearTimeout(idle);
       started ??= start().then(async (reader) => {
         // Closed while it was starting: stop it as soon as it is up.
         if (closed) await reader.close();
-        else up = reader;
-        return reader;
+        else {
+          up = reader;
+          stopWhenIdle();
+        }
+        return {
+          read: async (image: Uint8Array, signal?: AbortSignal) => {
+            reading++;
+            clearTimeout(idle);
+            try {
+              return await reader.read(image, signal);
+            } finally {
+              if (--reading === 0 && up === reader) stopWhenIdle();
+            }
+          },
+        };
       }).catch((err) => {
         started = null;
         throw err;
@@ -72,6 +106,7 @@ export function lazyReader(
     // reading in progress (its job is retried later).
     close: async () => {
       closed = true;
+      clearTimeout(idle);
       const reader = up;
       up = null;
       await reader?.close();
