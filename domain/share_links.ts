@@ -108,6 +108,24 @@ export function playableMp4(
   return original ? origin + directPath(image) : null;
 }
 
+/**
+ * The link a chat message carries for `image`: its direct link, except a GIF too large for chat
+ * clients to animate (over PREVIEW_MAX_BYTES) whose MP4 exists, which goes as that MP4: they play
+ * it inline where they would show a still of the GIF.
+ */
+export function chatLink(
+  origin: string,
+  image: Pick<ImageDto, "short_id" | "content_type" | "size_bytes" | "video_url">,
+): string {
+  if (
+    image.content_type === "image/gif" && image.video_url !== null &&
+    image.size_bytes > PREVIEW_MAX_BYTES
+  ) {
+    return `${origin}/${image.short_id}.mp4`;
+  }
+  return origin + directPath(image);
+}
+
 /** Whether a stored type is a video (MP4 or WebM, issue 45). */
 export function isVideoType(contentType: string): boolean {
   return contentType.startsWith("video/");

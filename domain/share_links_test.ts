@@ -1,5 +1,11 @@
 import assert from "node:assert/strict";
-import { isMovingType, playableMp4, shareLinks } from "./share_links.ts";
+import {
+  chatLink,
+  isMovingType,
+  playableMp4,
+  PREVIEW_MAX_BYTES,
+  shareLinks,
+} from "./share_links.ts";
 
 const O = "https://board.example";
 const image = (content_type: string, video_url: string | null) => ({
@@ -48,4 +54,12 @@ Deno.test("shareLinks(): og:video is a video's original or a GIF's MP4; its pict
     ["image/gif", "video/mp4", "video/webm", "image/webp", "image/png"].map(isMovingType),
     [true, true, true, false, false],
   );
+});
+
+Deno.test("chatLink(): a GIF too large to animate goes as its MP4 once made", () => {
+  const big = { ...image("image/gif", "/x"), size_bytes: PREVIEW_MAX_BYTES + 1 };
+  assert.equal(chatLink(O, big), `${O}/aZ3kP9qX.mp4`);
+  assert.equal(chatLink(O, { ...big, video_url: null }), `${O}/aZ3kP9qX.gif`);
+  assert.equal(chatLink(O, { ...big, size_bytes: PREVIEW_MAX_BYTES }), `${O}/aZ3kP9qX.gif`);
+  assert.equal(chatLink(O, { ...big, content_type: "video/webm" }), `${O}/aZ3kP9qX.webm`);
 });
