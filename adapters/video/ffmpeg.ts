@@ -16,6 +16,8 @@
  * @module
  */
 
+import { Slots } from "../../domain/slots.ts";
+
 /** FFmpeg is not installed where FFMPEG_PATH points (or next to it, `ffprobe`). */
 export class FfmpegMissingError extends Error {
   override name = "FfmpegMissingError";
@@ -98,48 +100,9 @@ export function ffprobePath(ffmpegPath: string): string {
   return `${ffmpegPath.slice(0, slash + 1)}ffprobe`;
 }
 
-/** A strict counter: at most `max` holders; others wait in order, each at most `waitMs`. */
-class RunSlots {
-  #held = 0;
-  readonly #waiting: (() => void)[] = [];
-  constructor(readonly max: number) {}
-
-  async take(waitMs: number): Promise<Disposable> {
-    if (this.#held < this.max) {
-      this.#held++;
-    } else {
-      await new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(() => {
-          this.#waiting.splice(this.#waiting.indexOf(handOn), 1);
-          reject(new VideoBusyError("Every video slot stayed busy; try again shortly"));
-        }, waitMs);
-        const handOn = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-        this.#waiting.push(handOn);
-      });
-    }
-    let released = false;
-    return {
-      [Symbol.dispose]: () => {
-        if (released) return;
-        released = true;
-        const next = this.#waiting.shift();
-        if (next) next();
-        else this.#held--;
-      },
-    };
-  }
-
-  get held(): number {
-    return this.#held;
-  }
-}
-
 /** Runs of ffmpeg and ffprobe, confined as the module says. */
 export class Ffmpeg {
-  readonly #slots: RunSlots;
+  readonly #slots: Slots;
   readonly #prefix: string[];
 
   private constructor(
@@ -147,7 +110,11 @@ export class Ffmpeg {
     readonly prlimit: string | null,
     readonly nice: string | null,
   ) {
-    this.#slots = new RunSlots(options.concurrency);
+    this.#slots = new Slots(
+      options.concurrency,
+      options.timeoutMs,
+      () => new VideoBusyError("Every video slot stayed busy; try again shortly"),
+    );
     this.#prefix = [
       ...(prlimit ? [prlimit, `--as=${options.memoryBytes}`, "--"] : []),
       ...(nice ? [nice, "-n", "10"] : []),
@@ -228,8 +195,7 @@ export class Ffmpeg {
 
   /**
    * The MP4 rendition of a moving image: H.264, yuv420p, even dimensions, no sound, `faststart`
-   * (its index first, so a player starts before the whole file has arrived). Written to a file:
-   * `faststart` moves the index after the fact, which a pipe cannot do.
+   * (its index first, so a player starts before the whole file has arrived).
    */
   async mp4(
     bytes: Uint8Array,
@@ -237,49 +203,26 @@ export class Ffmpeg {
     options: Mp4Options,
     signal?: AbortSignal,
   ): Promise<Uint8Array> {
-    return await this.#withInput(bytes, async (path) => {
-      const out = `${path}.mp4`;
-      try {
-        await this.#run(
-          this.options.ffmpegPath,
-          [
-            "-hide_banner",
-            "-nostdin",
-            "-t",
-            String(options.maxSeconds),
-            ...inputArgs(demuxer, path, "-loglevel"),
-            "-map",
-            "0:v:0",
-            "-an",
-            "-sn",
-            "-dn",
-            "-vf",
-            "scale=trunc(iw/2)*2:trunc(ih/2)*2",
-            "-c:v",
-            "libx264",
-            "-preset",
-            "veryfast",
-            "-crf",
-            "26",
-            "-pix_fmt",
-            "yuv420p",
-            "-movflags",
-            "+faststart",
-            "-map_metadata",
-            "-1",
-            "-f",
-            "mp4",
-            "-y",
-            `file:${out}`,
-          ],
-          signal,
-          options.timeoutMs,
-        );
-        return await Deno.readFile(out);
-      } finally {
-        await Deno.remove(out).catch(() => {});
-      }
-    });
+    return await this.#transcode(
+      bytes,
+      demuxer,
+      options,
+      "mp4",
+      "scale=trunc(iw/2)*2:trunc(ih/2)*2",
+      [
+        "-c:v",
+        "libx264",
+        "-preset",
+        "veryfast",
+        "-crf",
+        "26",
+        "-pix_fmt",
+        "yuv420p",
+        "-movflags",
+        "+faststart",
+      ],
+      signal,
+    );
   }
 
   /**
@@ -293,9 +236,35 @@ export class Ffmpeg {
     options: Mp4Options & { maxSide: number },
     signal?: AbortSignal,
   ): Promise<Uint8Array> {
+    const side = options.maxSide;
+    const fit =
+      `scale=w='min(${side},iw)':h='min(${side},ih)':force_original_aspect_ratio=decrease`;
+    return await this.#transcode(bytes, demuxer, options, "webp", `fps=10,${fit}`, [
+      "-c:v",
+      "libwebp_anim",
+      "-loop",
+      "0",
+      "-quality",
+      "60",
+    ], signal);
+  }
+
+  /**
+   * The first video stream of `bytes` (no sound, subtitles, data or metadata), its first
+   * `maxSeconds` through `filter`, encoded by `encode` as `format`. Written to a file: MP4's
+   * `faststart` moves the index after the fact, which a pipe cannot do.
+   */
+  async #transcode(
+    bytes: Uint8Array,
+    demuxer: Demuxer,
+    options: Mp4Options,
+    format: "mp4" | "webp",
+    filter: string,
+    encode: string[],
+    signal?: AbortSignal,
+  ): Promise<Uint8Array> {
     return await this.#withInput(bytes, async (path) => {
-      const out = `${path}.webp`;
-      const side = options.maxSide;
+      const out = `${path}.${format}`;
       try {
         await this.#run(
           this.options.ffmpegPath,
@@ -311,17 +280,12 @@ export class Ffmpeg {
             "-sn",
             "-dn",
             "-vf",
-            `fps=10,scale=w='min(${side},iw)':h='min(${side},ih)':force_original_aspect_ratio=decrease`,
-            "-c:v",
-            "libwebp_anim",
-            "-loop",
-            "0",
-            "-quality",
-            "60",
+            filter,
+            ...encode,
             "-map_metadata",
             "-1",
             "-f",
-            "webp",
+            format,
             "-y",
             `file:${out}`,
           ],
