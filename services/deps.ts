@@ -37,7 +37,12 @@ export interface VideoTool {
     audio: boolean;
   }>;
   /** A PNG of the representative frame among the first seconds. */
-  frame(bytes: Uint8Array, demuxer: "mov" | "webm", signal?: AbortSignal): Promise<Uint8Array>;
+  frame(
+    bytes: Uint8Array,
+    demuxer: "mov" | "webm" | "gif",
+    signal?: AbortSignal,
+    fromSeconds?: number,
+  ): Promise<Uint8Array>;
   /** The MP4 rendition (H.264, no sound, faststart) of a video or a GIF. */
   mp4(
     bytes: Uint8Array,

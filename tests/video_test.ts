@@ -30,7 +30,9 @@ const svc = await startService({
   captionReader: {
     read: (bytes) => {
       read.push(bytes);
-      return Promise.resolve({ text: "VIDEO WORDS" });
+      // A GIF as uploaded has no words; every frame FFmpeg takes has some.
+      const gif = new TextDecoder().decode(bytes.subarray(0, 4)) === "GIF8";
+      return Promise.resolve({ text: gif ? "" : "VIDEO WORDS" });
     },
   },
   env: { MAX_VIDEO_SECONDS: "3" },
@@ -354,4 +356,12 @@ Deno.test("an animated preview: an animated WebP of at most 400 px and 6 s, cach
     headers: { "if-none-match": `"${body.hash}-preview"` },
   });
   assert.equal(again.status, 304);
+});
+
+Deno.test("a GIF without words in its first frame is read again a few seconds in", async () => {
+  const long = await post(await makeVideo("gif", 5));
+  assert.equal((await waitForText(long.body.short_id as string)).text, "VIDEO WORDS");
+  // Shorter than that: there is no second frame, and no words.
+  const short = await post(await makeVideo("gif", 2));
+  assert.equal((await waitForText(short.body.short_id as string)).text, "");
 });

@@ -167,11 +167,18 @@ export class Ffmpeg {
    * A PNG of the representative frame among the first seconds (FFmpeg's `thumbnail` filter: the
    * frame nearest the average, so not a black fade-in).
    */
-  async frame(bytes: Uint8Array, demuxer: Demuxer, signal?: AbortSignal): Promise<Uint8Array> {
+  async frame(
+    bytes: Uint8Array,
+    demuxer: Demuxer,
+    signal?: AbortSignal,
+    /** Where the seconds it is chosen from start (a caption's second try). */
+    fromSeconds = 0,
+  ): Promise<Uint8Array> {
     return await this.#withInput(bytes, async (path) => {
       const out = await this.#run(this.options.ffmpegPath, [
         "-hide_banner",
         "-nostdin",
+        ...(fromSeconds > 0 ? ["-ss", String(fromSeconds)] : []),
         "-t",
         String(FRAME_SECONDS),
         ...inputArgs(demuxer, path, "-loglevel"),

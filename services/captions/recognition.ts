@@ -137,7 +137,15 @@ export async function queueRecognition(services: Services, shortId: string): Pro
   }
 }
 
-/** Recognises one image's caption and stores it, unless a person wrote one meanwhile. */
+/** Where a moving image's second try at a caption looks: past the first frames' window. */
+const SECOND_FRAME_FROM_S = 3;
+
+const isGif = (b: Uint8Array) => b[0] === 0x47 && b[1] === 0x49 && b[2] === 0x46 && b[3] === 0x38;
+
+/**
+ * Recognises one image's caption and stores it, unless a person wrote one meanwhile. A GIF or a
+ * video whose first reading found no words gets a second, from a frame a few seconds in.
+ */
 export async function recognizeImage(deps: RecognitionDeps, shortId: string): Promise<void> {
   const waitUntil = performance.now() + RECOGNITION_YIELD_MS;
   while (deps.busy?.() && performance.now() < waitUntil) {
@@ -145,15 +153,24 @@ export async function recognizeImage(deps: RecognitionDeps, shortId: string): Pr
   }
   const original = await deps.store.get(originalKey(shortId));
   if (!original) return; // deleted since the job was sent
-  let bytes: Uint8Array = await readAll(original.body);
-  const video = sniffVideo(bytes);
+  const kept: Uint8Array = await readAll(original.body);
+  let bytes = kept;
+  const video = sniffVideo(kept);
   if (video) {
     // The frame its poster shows (services/upload/video.ts); no FFmpeg here: no words.
     if (!deps.video) return;
-    bytes = await deps.video.frame(bytes, video.demuxer);
+    bytes = await deps.video.frame(kept, video.demuxer);
   }
   const started = performance.now();
-  const { text } = await (await deps.reader()).read(bytes);
+  const reader = await deps.reader();
+  let { text } = await reader.read(bytes);
+  const demuxer = video?.demuxer ?? (isGif(kept) ? "gif" : null);
+  if (!text.trim() && demuxer && deps.video) {
+    // A moving image whose first frames have no words: its caption may come later (issue 45).
+    const second = await deps.video.frame(kept, demuxer, undefined, SECOND_FRAME_FROM_S)
+      .catch(() => null); // shorter than that: no second frame
+    if (second) ({ text } = await reader.read(second));
+  }
   const stored = await setImageCaption(deps.sql, shortId, normalizeCaption(text), "ocr");
   deps.log.debug("caption recognised", {
     short_id: shortId,
