@@ -59,7 +59,7 @@ export const ERRORS = {
   unsupported_image: { status: 415, body: "coded" },
   /** A video upload on a board without FFmpeg (adapters/video/): the detail says what to install. */
   video_unsupported: { status: 415, body: "coded" },
-  /** A video cut short, whose sizes lie, or that FFmpeg cannot read (services/upload/video.ts). */
+  /** A video FFmpeg cannot read, or not within its time limit (services/upload/video.ts). */
   video_unreadable: { status: 422, body: "coded" },
   /** A video longer than MAX_VIDEO_SECONDS (`max_seconds`). */
   video_too_long: { status: 422, body: "coded" },

@@ -10,6 +10,7 @@ import { authHeader, makeImage, upload } from "./_harness/images.ts";
 import { previewKey, videoRenditionKey } from "../domain/storage_keys.ts";
 import { makeSources } from "./_harness/similar_corpus.ts";
 import {
+  garbledMp4,
   lyingMp4,
   makeVideo,
   playlistAsMp4,
@@ -132,9 +133,9 @@ Deno.test("an animated WebP is an image as before", async () => {
 Deno.test("refusals: a playlist dressed as an MP4, truncated, a lying size, too long", async () => {
   const mp4 = await makeVideo("mp4");
   const playlist = await post(playlistAsMp4());
-  assert.equal(playlist.status, 422);
+  assert.equal(playlist.status, 415);
   assert.deepEqual(playlist.body, {
-    code: "video_unreadable",
+    code: "unsupported_image",
     detail: "The MP4 file's box sizes do not add up (a size header lies)",
   });
   const text = new TextEncoder().encode("#EXTM3U\n#EXTINF:1,\nfile:///etc/passwd\n");
@@ -143,18 +144,25 @@ Deno.test("refusals: a playlist dressed as an MP4, truncated, a lying size, too 
   assert.equal(plain.body.code, "unsupported_image");
 
   const cut = await post(truncate(mp4));
-  assert.equal(cut.status, 422);
-  assert.equal(cut.body.code, "video_unreadable");
+  assert.equal(cut.status, 415);
+  assert.equal(cut.body.code, "unsupported_image");
   assert.match(cut.body.detail as string, /^The MP4 file is cut short/);
 
   const lying = await post(lyingMp4(mp4));
-  assert.equal(lying.status, 422);
-  assert.equal(lying.body.code, "video_unreadable");
+  assert.equal(lying.status, 415);
+  assert.equal(lying.body.code, "unsupported_image");
   assert.match(lying.body.detail as string, /'mdat' box claims more bytes/);
 
   const cutWebm = await post(truncate(await makeVideo("webm")));
-  assert.equal(cutWebm.status, 422);
+  assert.equal(cutWebm.status, 415);
   assert.match(cutWebm.body.detail as string, /^The WebM file is cut short/);
+
+  const garbled = await post(garbledMp4(mp4));
+  assert.equal(garbled.status, 422);
+  assert.deepEqual(garbled.body, {
+    code: "video_unreadable",
+    detail: "The file has no video stream",
+  });
 
   const long = await post(await makeVideo("mp4", 4));
   assert.equal(long.status, 422);

@@ -32,8 +32,8 @@ export const VIDEO_OFF_MESSAGE = "Video uploads are off on this board: it needs 
 
 /**
  * The video in `bytes`, checked; null when the bytes are not an MP4 or WebM at all. Refusals:
- * `video_unsupported` (no FFmpeg), `video_unreadable` (cut short, lying sizes, unreadable),
- * `unsupported_image` (a codec not allowed), `video_too_long`, `video_busy`.
+ * `video_unsupported` (no FFmpeg), `unsupported_image` (cut short, lying sizes, a codec not
+ * allowed), `video_unreadable` (FFmpeg cannot read it), `video_too_long`, `video_busy`.
  */
 export async function probeVideo(
   services: Pick<Services, "video" | "config">,
@@ -42,7 +42,9 @@ export async function probeVideo(
   const sniffed = sniffVideo(bytes);
   if (!sniffed) return null;
   if (!services.video) throw new AppError("video_unsupported", VIDEO_OFF_MESSAGE);
-  if (sniffed.problem) throw new AppError("video_unreadable", sniffed.problem);
+  // Cut short or lying sizes: not a video the board can take, as any other bytes it cannot (415),
+  // whatever the name says; the message names what is wrong.
+  if (sniffed.problem) throw new UnsupportedImageError(sniffed.problem);
   const probe = await ffmpegStep(() => services.video!.probe(bytes, sniffed.demuxer));
   const allowed = VIDEO_CODECS[sniffed.type];
   if (!allowed.includes(probe.codec)) {

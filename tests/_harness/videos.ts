@@ -113,17 +113,33 @@ export function truncate(bytes: Uint8Array, fraction = 0.6): Uint8Array {
 
 /** The MP4 with its `mdat` box claiming a megabyte more than it holds. */
 export function lyingMp4(bytes: Uint8Array): Uint8Array {
+  return withBox(bytes, "mdat", (view, pos, size) => view.setUint32(pos, size + 1_000_000));
+}
+
+/** The MP4 with its `moov` box's contents overwritten: whole in structure, unreadable. */
+export function garbledMp4(bytes: Uint8Array): Uint8Array {
+  return withBox(bytes, "moov", (view, pos, size) => {
+    new Uint8Array(view.buffer).fill(0x41, pos + 8, pos + size);
+  });
+}
+
+/** A copy of the MP4 `bytes` with its top-level `type` box changed by `change`. */
+function withBox(
+  bytes: Uint8Array,
+  type: string,
+  change: (view: DataView, pos: number, size: number) => void,
+): Uint8Array {
   const out = bytes.slice();
   const view = new DataView(out.buffer);
   for (let pos = 0; pos + 8 <= out.length;) {
     const size = view.getUint32(pos);
-    if (String.fromCharCode(...out.subarray(pos + 4, pos + 8)) === "mdat") {
-      view.setUint32(pos, size + 1_000_000);
+    if (String.fromCharCode(...out.subarray(pos + 4, pos + 8)) === type) {
+      change(view, pos, size);
       return out;
     }
     pos += size;
   }
-  throw new Error("no mdat box");
+  throw new Error(`no ${type} box`);
 }
 
 async function ffmpeg(args: string[]): Promise<void> {
