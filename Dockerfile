@@ -5,6 +5,13 @@
 # Keep the tag in step with the Deno that .ci/run installs (tests/deploy_test.ts checks it).
 FROM denoland/deno:2.9.6
 
+# FFmpeg (ffmpeg and ffprobe) for video uploads: the image is Debian's, and so is the package
+# (docs/features.md#short-videos). prlimit (util-linux, already in the base image) bounds each
+# run's memory.
+RUN apt-get update \
+  && apt-get install -y --no-install-recommends ffmpeg \
+  && rm -rf /var/lib/apt/lists/*
+
 WORKDIR /app
 
 # Dependencies first, in their own layer: it is rebuilt only when deno.json or deno.lock change.

@@ -125,6 +125,16 @@ const schema = z.object({
   QUERY_IMAGES_PER_MINUTE: int(1, 100_000).default(30),
   MAX_IMAGE_PIXELS: int(1).default(50_000_000),
   THUMBNAIL_WORKERS: int(1, 64).default(coresButOne),
+  // Video (issue 45, adapters/video/): FFmpeg's ffmpeg (ffprobe beside it); absent, video uploads
+  // answer 415 video_unsupported and everything else works.
+  FFMPEG_PATH: z.preprocess(emptyToUndefined, z.string().default("/usr/bin/ffmpeg")),
+  MAX_VIDEO_SECONDS: int(1, 3600).default(60),
+  // One FFmpeg run's limits: killed past the time, refused memory past the address space.
+  FFMPEG_TIMEOUT_SECONDS: int(1, 3600).default(30),
+  FFMPEG_MEMORY_MB: int(64, 65_536).default(1024),
+  FFMPEG_WORKERS: int(1, 16).default(1),
+  // One MP4 rendition's time limit (a background job: a transcode takes longer than a probe).
+  VIDEO_RENDITION_TIMEOUT_SECONDS: int(1, 3600).default(120),
   CAPTION_WORKERS: int(1, 16).default(defaultCaptionWorkers),
   // Caption searches and autocompletes at once (the search pool, db/client.ts). Each is a
   // millisecond or two of PostgreSQL's CPU, never waiting on a disk: more at once than the cores

@@ -11,8 +11,14 @@ import { retryRead } from "../db/client.ts";
 import { getImageForDelivery } from "../db/images.ts";
 import type { Services } from "../services/deps.ts";
 import { isShortId } from "../domain/short_id.ts";
-import { extensionOf, EXTENSIONS, parseDirectName } from "../domain/share_links.ts";
-import { originalKey, renditionKey, type RenditionKind } from "../domain/storage_keys.ts";
+import { extensionOf, EXTENSIONS, isMovingType, parseDirectName } from "../domain/share_links.ts";
+import {
+  originalKey,
+  previewKey,
+  renditionKey,
+  type RenditionKind,
+  videoRenditionKey,
+} from "../domain/storage_keys.ts";
 import { renditions } from "../services/renditions.ts";
 import { type ByteRange, readAll } from "../adapters/storage/mod.ts";
 import { ByteCache } from "../adapters/http/mod.ts";
@@ -67,18 +73,41 @@ async function serve(
   c: Context<AppEnv>,
   services: Services,
   cache: ByteCache,
-  which: "file" | "thumbnail",
+  which: "file" | "thumbnail" | "mp4" | "preview",
   id: string,
-  /** A direct link's extension: it must be the stored type's. */
+  /** A direct link's extension: the stored type's, or `mp4` for a GIF's or a WebM's MP4. */
   ext?: string,
 ) {
   const row = isShortId(id) ? await retryRead(() => getImageForDelivery(services.sql, id)) : null;
-  if (!row || (ext !== undefined && extensionOf(row.content_type) !== ext)) {
+  if (row && ext === "mp4" && extensionOf(row.content_type) !== ext) which = "mp4";
+  else if (!row || (ext !== undefined && extensionOf(row.content_type) !== ext)) {
     throw new AppError("not_found", "Image not found");
   }
+  const mp4 = which === "mp4";
+  const preview = which === "preview";
+  if (mp4 || preview) {
+    // A moving image's MP4 or animated preview (services/video_renditions.ts), once made.
+    const what = mp4 ? "MP4" : "animated preview";
+    if (!row || !isMovingType(row.content_type)) {
+      throw new AppError("not_found", `Image not found, or a still image (no ${what})`);
+    }
+    if ((mp4 ? row.mp4_bytes : row.preview_bytes) === null) {
+      throw new AppError(
+        "rendition_pending",
+        `The ${what} of this image is being made; ` +
+          (mp4 ? "the original is at /file meanwhile" : "its poster is at /thumbnail meanwhile"),
+      );
+    }
+  }
   const thumb = which === "thumbnail" && row.thumbnail_key !== null;
-  const key = thumb ? row.thumbnail_key! : originalKey(id);
-  const etag = `"${row.hash}${thumb ? "-thumb" : ""}"`;
+  const key = thumb
+    ? row.thumbnail_key!
+    : mp4
+    ? videoRenditionKey(id)
+    : preview
+    ? previewKey(id)
+    : originalKey(id);
+  const etag = `"${row.hash}${thumb ? "-thumb" : mp4 ? "-mp4" : preview ? "-preview" : ""}"`;
   const headers: Record<string, string> = {
     "ETag": etag,
     "Cache-Control": IMMUTABLE,
@@ -86,12 +115,13 @@ async function serve(
     "Content-Security-Policy": "default-src 'none'; sandbox",
     "Accept-Ranges": "bytes",
     // Only sniffed image types are ever stored; this is a second line of defence.
-    "Content-Type": thumb ? "image/webp" : row.content_type,
+    "Content-Type": thumb || preview ? "image/webp" : mp4 ? "video/mp4" : row.content_type,
   };
   if (etagMatches(c.req.header("if-none-match"), etag)) return c.body(null, 304, headers);
 
-  // The original's size is in its row; a thumbnail's is not (thumbnails are small: always whole).
-  const size = thumb ? null : row.size_bytes;
+  // The original's and the MP4's sizes are in the row; a thumbnail's is not (thumbnails are
+  // small: always whole).
+  const size = thumb ? null : mp4 ? row.mp4_bytes : preview ? row.preview_bytes : row.size_bytes;
   const range = size === null ? null : parseRange(c.req.header("range"), size);
   if (range === "unsatisfiable") {
     return c.body(null, 416, { ...headers, "Content-Range": `bytes */${size}` });
@@ -215,6 +245,64 @@ export function deliveryRoutes(
       (c) => serve(c, services, cache, which, c.req.param("id")),
     );
   }
+  app.openAPIRegistry.registerPath({
+    method: "get",
+    path: "/images/{id}/video.mp4",
+    operationId: "getImageVideoMp4",
+    tags: ["images"],
+    summary: "The MP4 of a moving image (GIF, MP4, WebM): H.264, no sound, faststart",
+    description: "Made in the background after the upload; Range and If-None-Match honoured. " +
+      "Also at the direct link `/{short_id}.mp4` of a GIF or a WebM (an MP4's is its original).",
+    request: { params: ShortIdParam },
+    responses: {
+      200: {
+        description: "The MP4",
+        content: { "video/mp4": { schema: { type: "string", format: "binary" } } },
+      },
+      206: { description: "A byte range" },
+      304: { description: "Not modified" },
+      404: errorResponse(
+        "No such image or a still (`not_found`), or its MP4 not made yet " +
+          "(`code`: `rendition_pending`)",
+      ),
+      416: { description: "Range not satisfiable" },
+      503: errorResponse("Storage unavailable"),
+    },
+  });
+  app.on(
+    ["GET", "HEAD"],
+    "/images/:id/video.mp4",
+    (c) => serve(c, services, cache, "mp4", c.req.param("id")),
+  );
+  app.openAPIRegistry.registerPath({
+    method: "get",
+    path: "/images/{id}/preview",
+    operationId: "getImagePreview",
+    tags: ["images"],
+    summary: "The animated preview of a moving image: an animated WebP, at most 400 px and 6 s",
+    description: "Made in the background with its MP4; the library plays it on hover and focus. " +
+      "Range and If-None-Match honoured.",
+    request: { params: ShortIdParam },
+    responses: {
+      200: {
+        description: "The animated WebP",
+        content: { "image/webp": { schema: { type: "string", format: "binary" } } },
+      },
+      206: { description: "A byte range" },
+      304: { description: "Not modified" },
+      404: errorResponse(
+        "No such image or a still (`not_found`), or its preview not made yet " +
+          "(`code`: `rendition_pending`)",
+      ),
+      416: { description: "Range not satisfiable" },
+      503: errorResponse("Storage unavailable"),
+    },
+  });
+  app.on(
+    ["GET", "HEAD"],
+    "/images/:id/preview",
+    (c) => serve(c, services, cache, "preview", c.req.param("id")),
+  );
   const made = renditions(services);
   for (const kind of ["preview", "thumbnail"] as const) {
     app.openAPIRegistry.registerPath({

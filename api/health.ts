@@ -114,6 +114,12 @@ const Health = z.object({
     database: z.enum(["ok", "unavailable"]),
     storage: z.enum(["ok", "unavailable"]),
   }),
+  details: z.object({
+    video: z.enum(["on", "off"]).openapi({
+      description: "`off`: no FFmpeg (FFMPEG_PATH), so video uploads are refused with 415 " +
+        "`video_unsupported`; images work either way and the status stays `ok`",
+    }),
+  }).optional().openapi({ description: "What this instance can do; absent on the edge reader" }),
 }).openapi("Health");
 
 const route = createRoute({
@@ -132,14 +138,20 @@ const route = createRoute({
 });
 
 /** The health route. */
-export function healthRoutes(services: Pick<Services, "sql" | "probeSql" | "store" | "log">) {
+export function healthRoutes(
+  services: Pick<Services, "sql" | "probeSql" | "store" | "log" | "video">,
+) {
   const checks = new HealthChecks(services);
+  // Known at start: FFmpeg is looked for once (adapters/video/open.ts). The reader uploads nothing.
+  const details = services.video === undefined
+    ? {}
+    : { details: { video: services.video ? "on" as const : "off" as const } };
   return new OpenAPIHono<AppEnv>().openapi(route, async (c) => {
     const { database, storage } = await checks.current();
     const ok = database === "ok" && storage === "ok";
     c.header("Cache-Control", "no-store");
     return c.json(
-      { status: ok ? "ok" : "unavailable", checks: { database, storage } },
+      { status: ok ? "ok" : "unavailable", checks: { database, storage }, ...details },
       ok ? 200 : 503,
     );
   });

@@ -40,6 +40,20 @@ export const Image = z.object({
     description: "Sends from a chat and copies from its page by signed-in people, each person " +
       "or chat user counted once a day",
   }),
+  duration_seconds: z.number().nullable().openapi({
+    description: "A video's length in seconds (MP4 or WebM); null for images, GIFs included",
+    example: 3.2,
+  }),
+  video_url: z.string().nullable().openapi({
+    description: "The MP4 rendition of a moving image (GIF, MP4, WebM: H.264, no sound), made " +
+      "in the background after the upload; null until made and for stills",
+    example: "/api/v1/images/aZ3kP9qX/video.mp4",
+  }),
+  preview_url: z.string().nullable().openapi({
+    description: "The animated preview of a moving image (an animated WebP, at most 400 px and " +
+      "6 s) that the library plays on hover; null until made and for stills",
+    example: "/api/v1/images/aZ3kP9qX/preview",
+  }),
 }).openapi("Image");
 
 /** A plain error body. */

@@ -19,11 +19,18 @@ import {
 import { type Piece, q, raw, Slot, StatementCache, viaSql } from "./template.ts";
 
 /** An image row: the API's fields it stores, plus the UUID and keyset position kept inside. */
-export interface ImageRow
-  extends Omit<ImageDto, "tags" | "file_url" | "thumbnail_url" | "created_at"> {
+export interface ImageRow extends
+  Omit<
+    ImageDto,
+    "tags" | "file_url" | "thumbnail_url" | "created_at" | "video_url" | "preview_url"
+  > {
   id: string;
   seq: string;
   created_at: Date;
+  /** The MP4 rendition's size once it is stored (migration 018), else null. */
+  mp4_bytes: number | null;
+  /** The animated preview's size once it is stored (migration 018), else null. */
+  preview_bytes: number | null;
 }
 
 /** An image row with its tags, sorted by name. */
@@ -36,7 +43,8 @@ export const COLUMNS = (sql: Sql | postgres.TransactionSql) =>
   sql`i.id, i.seq::text as seq, i.short_id, i.hash, i.content_type, i.size_bytes::float8 as size_bytes,
       i.width, i.height, i.thumbnail_key, i.text, i.text_source, i.created_at,
       (select u.username from users u where u.id = i.uploaded_by) as uploaded_by,
-      i.favorite_count, i.send_count`;
+      i.favorite_count, i.send_count, i.duration_seconds, i.mp4_bytes::float8 as mp4_bytes,
+      i.preview_bytes::float8 as preview_bytes`;
 
 /**
  * An image's tags as one JSON array sorted by name (postgres.js parses it): the row and its tags
@@ -60,9 +68,13 @@ export async function getImageByShortId(sql: Sql, shortId: string): Promise<Imag
 /** The delivery fields of an image, without its tags (the byte routes need no more). */
 export async function getImageForDelivery(sql: Sql, shortId: string) {
   const rows = await sql<
-    Pick<ImageRow, "hash" | "content_type" | "size_bytes" | "thumbnail_key">[]
+    Pick<
+      ImageRow,
+      "hash" | "content_type" | "size_bytes" | "thumbnail_key" | "mp4_bytes" | "preview_bytes"
+    >[]
   >`
-    select hash, content_type, size_bytes::float8 as size_bytes, thumbnail_key
+    select hash, content_type, size_bytes::float8 as size_bytes, thumbnail_key,
+           mp4_bytes::float8 as mp4_bytes, preview_bytes::float8 as preview_bytes
     from images where short_id = ${shortId}`;
   return rows[0] ?? null;
 }
@@ -394,6 +406,8 @@ export interface NewImage {
   caption?: { text: string; source: CaptionSource } | null;
   /** The uploader's account ID; null: nobody known. */
   uploadedBy?: string | null;
+  /** A video's length in seconds; null (or absent) for an image. */
+  durationSeconds?: number | null;
 }
 
 /**
@@ -463,13 +477,15 @@ export async function insertImage(
   const results = await transaction(sql, async (tx) => {
     const statements: postgres.PendingQuery<postgres.Row[]>[] = [
       tx`insert into images (short_id, hash, content_type, size_bytes, width, height, thumbnail_key,
-                             created_at, phash, text, text_source, uploaded_by)
+                             created_at, phash, text, text_source, uploaded_by,
+                             duration_seconds)
         values (${img.shortId}, ${img.hash}, ${img.contentType}, ${img.sizeBytes}, ${img.width},
                 ${img.height}, ${img.thumbnailKey},
                 coalesce(${img.createdAt ?? null}::timestamptz, now()),
                 ${img.phash?.toString() ?? null}::bigint,
                 ${img.caption?.text ?? null}, ${img.caption?.source ?? null},
-                ${img.uploadedBy ?? null}::bigint)
+                ${img.uploadedBy ?? null}::bigint,
+                ${img.durationSeconds ?? null}::float8)
         on conflict (hash) do nothing`,
       ...linkTagStatements(tx, tx`i.short_id = ${img.shortId}`, tagNames),
       // Only the new row's words: a row of the same hash, already there, was not replaced.

@@ -57,6 +57,16 @@ export const ERRORS = {
   upload_too_large: { status: 413, body: "coded" },
   body_too_large: { status: 413, body: "coded" },
   unsupported_image: { status: 415, body: "coded" },
+  /** A video upload on a board without FFmpeg (adapters/video/): the detail says what to install. */
+  video_unsupported: { status: 415, body: "coded" },
+  /** A video FFmpeg cannot read, or not within its time limit (services/upload/video.ts). */
+  video_unreadable: { status: 422, body: "coded" },
+  /** A video longer than MAX_VIDEO_SECONDS (`max_seconds`). */
+  video_too_long: { status: 422, body: "coded" },
+  /** Every FFmpeg slot stayed taken for a run's whole time limit. */
+  video_busy: { status: 503, body: "coded", headers: { "Retry-After": "5" } },
+  /** A moving image's MP4 is not made yet (services/video_renditions.ts). */
+  rendition_pending: { status: 404, body: "coded" },
   range_not_satisfiable: { status: 416, body: "none" },
   /** A request field that does not parse: the detail names it (`field: why`). */
   invalid_field: { status: 422, body: "detail" },

@@ -222,6 +222,147 @@ function primaryPropertyIndexes(b: Uint8Array, meta: Box, iprp: Box): number[] |
   return null;
 }
 
+/** The video types the service accepts, when FFmpeg is there to probe them. */
+export type VideoType = "video/mp4" | "video/webm";
+
+/**
+ * What the container's header says of a video: its type, the FFmpeg demuxer that must read it (no
+ * other is ever tried, so a playlist or a script dressed as a video never reaches theirs), and
+ * `problem`, a client-safe sentence when its structure is cut short or its sizes do not add up.
+ */
+export interface VideoSniffResult {
+  type: VideoType;
+  demuxer: "mov" | "webm";
+  problem: string | null;
+}
+
+/**
+ * The ISO base media brands of an MP4 video (major or compatible). HEIF and AVIF brands are not
+ * here: an AVIF (still or sequence) is an image, sniffed by sniffImage.
+ */
+const MP4_BRANDS = new Set([
+  "isom",
+  "iso2",
+  "iso3",
+  "iso4",
+  "iso5",
+  "iso6",
+  "mp41",
+  "mp42",
+  "avc1",
+  "hvc1",
+  "hev1",
+  "av01",
+  "dash",
+  "M4V ",
+  "mmp4",
+  "MSNV",
+]);
+
+/**
+ * Sniff a whole file as an MP4 (an `ftyp` with an MP4 brand) or a WebM (an EBML header whose
+ * DocType is `webm`); null when it is neither. The top-level structure is walked by its sizes, so
+ * a truncated file or one whose size header lies is named before FFmpeg sees it.
+ */
+export function sniffVideo(b: Uint8Array): VideoSniffResult | null {
+  if (ascii(b, 4, 4) === "ftyp") return sniffMp4(b);
+  if (startsWith(b, 0, [0x1a, 0x45, 0xdf, 0xa3])) return sniffWebm(b);
+  return null;
+}
+
+function sniffMp4(b: Uint8Array): VideoSniffResult | null {
+  const size = u32be(b, 0);
+  if (size < 16 || size > b.length) return null;
+  const brands = [ascii(b, 8, 4)];
+  for (let p = 16; p + 4 <= size; p += 4) brands.push(ascii(b, p, 4));
+  if (brands.includes("avif") || brands.includes("avis")) return null;
+  if (!brands.some((brand) => MP4_BRANDS.has(brand))) return null;
+  const found = { type: "video/mp4", demuxer: "mov" } as const;
+  let pos = 0;
+  let moov = false;
+  while (pos < b.length) {
+    if (pos + 8 > b.length) return { ...found, problem: "The MP4 file is cut short" };
+    const type = ascii(b, pos + 4, 4);
+    if (!/^[\x20-\x7e]{4}$/.test(type)) {
+      return { ...found, problem: "The MP4 file's box sizes do not add up (a size header lies)" };
+    }
+    let boxSize = u32be(b, pos);
+    let header = 8;
+    if (boxSize === 1) {
+      if (pos + 16 > b.length) return { ...found, problem: "The MP4 file is cut short" };
+      boxSize = u32be(b, pos + 8) * 2 ** 32 + u32be(b, pos + 12);
+      header = 16;
+    } else if (boxSize === 0) {
+      boxSize = b.length - pos;
+    }
+    if (boxSize < header) {
+      return { ...found, problem: `The MP4 file's '${type}' box has an impossible size` };
+    }
+    if (pos + boxSize > b.length) {
+      return {
+        ...found,
+        problem: `The MP4 file is cut short or its '${type}' box claims more bytes ` +
+          `(${boxSize}) than the file holds (${b.length - pos})`,
+      };
+    }
+    if (type === "moov") moov = true;
+    pos += boxSize;
+  }
+  if (!moov) return { ...found, problem: "The MP4 file has no 'moov' box: it is incomplete" };
+  return { ...found, problem: null };
+}
+
+/** An EBML variable-length integer at `at`: its value (null when all ones: unknown) and length. */
+function vint(b: Uint8Array, at: number): { value: number | null; length: number } | null {
+  if (at >= b.length || b[at] === 0) return null;
+  const length = Math.clz32(b[at]) - 23;
+  if (at + length > b.length) return null;
+  let value = b[at] & (0xff >> length);
+  let ones = value === 0xff >> length;
+  for (let i = 1; i < length; i++) {
+    value = value * 256 + b[at + i];
+    ones &&= b[at + i] === 0xff;
+  }
+  return { value: ones ? null : value, length };
+}
+
+function sniffWebm(b: Uint8Array): VideoSniffResult | null {
+  const headerSize = vint(b, 4);
+  if (!headerSize || headerSize.value === null) return null;
+  const start = 4 + headerSize.length;
+  const end = start + headerSize.value;
+  if (end > b.length) return null;
+  // The header's children: DocType (0x4282) says webm or matroska.
+  let docType = "";
+  for (let pos = start; pos < end;) {
+    const idLength = vint(b, pos)?.length;
+    if (!idLength) return null;
+    const id = b.subarray(pos, pos + idLength);
+    const size = vint(b, pos + idLength);
+    if (!size || size.value === null) return null;
+    const data = pos + idLength + size.length;
+    if (idLength === 2 && id[0] === 0x42 && id[1] === 0x82) {
+      docType = ascii(b, data, Math.min(size.value, 16)).replace(/\0+$/, "");
+    }
+    pos = data + size.value;
+  }
+  if (docType !== "webm") return null;
+  const found = { type: "video/webm", demuxer: "webm" } as const;
+  if (!startsWith(b, end, [0x18, 0x53, 0x80, 0x67])) {
+    return { ...found, problem: "The WebM file has no segment after its header" };
+  }
+  const segment = vint(b, end + 4);
+  if (!segment) return { ...found, problem: "The WebM file is cut short" };
+  if (segment.value !== null && end + 4 + segment.length + segment.value > b.length) {
+    return {
+      ...found,
+      problem: `The WebM file is cut short or its segment claims more bytes ` +
+        `(${segment.value}) than the file holds (${b.length - end - 4 - segment.length})`,
+    };
+  }
+  return { ...found, problem: null };
+}
+
 function startsWith(b: Uint8Array, at: number, bytes: number[]): boolean {
   return b.length >= at + bytes.length && bytes.every((v, i) => b[at + i] === v);
 }

@@ -1,7 +1,7 @@
 import { deepEqual, equal, ok } from "node:assert/strict";
 import fc from "npm:fast-check@4.10.2";
 import sharp, { type Sharp } from "sharp";
-import { type ImageType, SNIFF_BYTES, sniffImage } from "./image_sniff.ts";
+import { type ImageType, SNIFF_BYTES, sniffImage, sniffVideo } from "./image_sniff.ts";
 
 const W = 301;
 const H = 173;
@@ -227,4 +227,72 @@ Deno.test("sniffImage() measures a GIF by its frames where they reach past the l
     new Uint8Array([0x2c, 5, 0, 7, 0, 0x30, 0x75, 0x30, 0x75, 0, 2, 2, 0x4c, 0x01, 0, 0x3b]),
   );
   deepEqual(sniffImage(bomb), { type: "image/gif", width: 30_005, height: 30_007 });
+});
+
+/** An ISO BMFF box. */
+function sizedBox(type: string, body: Uint8Array, size = 8 + body.length): Uint8Array {
+  const head = new Uint8Array(8);
+  new DataView(head.buffer).setUint32(0, size);
+  head.set(ascii(type), 4);
+  return concat(head, body);
+}
+
+const ftyp = (major: string, ...compatible: string[]) =>
+  sizedBox("ftyp", concat(ascii(major), new Uint8Array(4), ...compatible.map(ascii)));
+const mp4 = (...brands: string[]) =>
+  concat(
+    ftyp(brands[0], ...brands.slice(1)),
+    sizedBox("moov", new Uint8Array(16)),
+    sizedBox("mdat", new Uint8Array(32)),
+  );
+
+/** An EBML header with `docType`, then a segment of `body` (its size `size`, or the real one). */
+function ebml(docType: string, body: Uint8Array, size = body.length): Uint8Array {
+  const doc = concat(new Uint8Array([0x42, 0x82, 0x80 | docType.length]), ascii(docType));
+  const header = concat(new Uint8Array([0x1a, 0x45, 0xdf, 0xa3, 0x80 | doc.length]), doc);
+  const segSize = new Uint8Array(8);
+  segSize[0] = 0x01;
+  new DataView(segSize.buffer).setUint32(4, size);
+  return concat(header, new Uint8Array([0x18, 0x53, 0x80, 0x67]), segSize, body);
+}
+
+Deno.test("sniffVideo() knows MP4 brands and WebM, and names a cut or lying file", () => {
+  deepEqual(sniffVideo(mp4("isom", "iso2", "avc1", "mp41")), {
+    type: "video/mp4",
+    demuxer: "mov",
+    problem: null,
+  });
+  deepEqual(sniffVideo(mp4("mp42", "isom"))?.problem, null);
+  equal(sniffVideo(mp4("avif", "mif1", "miaf")), null, "an AVIF is an image");
+  equal(sniffVideo(mp4("avis", "iso8", "mif1")), null, "an AVIF sequence is an image");
+  equal(sniffVideo(mp4("qt  ")), null, "QuickTime is not an accepted brand");
+  const whole = mp4("isom");
+  equal(
+    sniffVideo(whole.subarray(0, whole.length - 5))?.problem,
+    "The MP4 file is cut short or its 'mdat' box claims more bytes (40) than the file holds (35)",
+  );
+  const noMoov = concat(ftyp("isom"), sizedBox("mdat", new Uint8Array(4)));
+  equal(sniffVideo(noMoov)?.problem, "The MP4 file has no 'moov' box: it is incomplete");
+  const shortBox = concat(
+    ftyp("isom"),
+    sizedBox("moov", new Uint8Array(16), 12),
+    new Uint8Array(12),
+  );
+  equal(
+    sniffVideo(shortBox)?.problem,
+    "The MP4 file's box sizes do not add up (a size header lies)",
+  );
+
+  deepEqual(sniffVideo(ebml("webm", new Uint8Array(20))), {
+    type: "video/webm",
+    demuxer: "webm",
+    problem: null,
+  });
+  equal(sniffVideo(ebml("matroska", new Uint8Array(20))), null, "Matroska is not WebM");
+  equal(
+    sniffVideo(ebml("webm", new Uint8Array(20), 1000))?.problem,
+    "The WebM file is cut short or its segment claims more bytes (1000) than the file holds (20)",
+  );
+  equal(sniffVideo(ascii("#EXTM3U\n#EXTINF:1,\nfile:///etc/passwd\n")), null);
+  equal(sniffImage(mp4("isom")), null, "an MP4 is not an image");
 });

@@ -14,6 +14,8 @@ export const EXTENSIONS: Readonly<Record<string, string>> = {
   "image/gif": "gif",
   "image/webp": "webp",
   "image/avif": "avif",
+  "video/mp4": "mp4",
+  "video/webm": "webm",
 };
 
 /** Originals over this size are previewed by their thumbnail (chat clients give up on them). */
@@ -76,15 +78,68 @@ export interface ShareLinks {
   preview: PreviewImage;
   /** The thumbnail, on this service. */
   thumbnail: PreviewImage;
+  /** A video's original, or a GIF's MP4 once made (`og:video`); null for a still. */
+  video: PreviewImage | null;
+}
+
+/** The stored types that move: each gets an MP4 rendition (services/video_renditions.ts). */
+export const MOVING_TYPES = ["image/gif", "video/mp4", "video/webm"] as const;
+
+/** Whether a stored type moves (a GIF of one frame counts: its frames are not counted). */
+export function isMovingType(contentType: string): boolean {
+  return (MOVING_TYPES as readonly string[]).includes(contentType);
+}
+
+/**
+ * An MP4 of `image` that chats play inline, on `origin`: its rendition once made (a GIF's or a
+ * WebM's at the direct link `/{short_id}.mp4`), else an MP4 upload's original; null for a still,
+ * or a GIF or a WebM whose MP4 is not made yet.
+ */
+export function playableMp4(
+  origin: string,
+  image: Pick<ImageDto, "short_id" | "content_type" | "video_url">,
+): string | null {
+  const original = image.content_type === "video/mp4";
+  if (image.video_url !== null) {
+    return original
+      ? `${origin}/api/v1/images/${image.short_id}/video.mp4`
+      : `${origin}/${image.short_id}.mp4`;
+  }
+  return original ? origin + directPath(image) : null;
+}
+
+/**
+ * The link a chat message carries for `image`: its direct link, except a GIF too large for chat
+ * clients to animate (over PREVIEW_MAX_BYTES) whose MP4 exists, which goes as that MP4: they play
+ * it inline where they would show a still of the GIF.
+ */
+export function chatLink(
+  origin: string,
+  image: Pick<ImageDto, "short_id" | "content_type" | "size_bytes" | "video_url">,
+): string {
+  if (
+    image.content_type === "image/gif" && image.video_url !== null &&
+    image.size_bytes > PREVIEW_MAX_BYTES
+  ) {
+    return `${origin}/${image.short_id}.mp4`;
+  }
+  return origin + directPath(image);
+}
+
+/** Whether a stored type is a video (MP4 or WebM, issue 45). */
+export function isVideoType(contentType: string): boolean {
+  return contentType.startsWith("video/");
 }
 
 /** The share links of `image` on `origin` (scheme and host, no trailing slash). */
 export function shareLinks(
   origin: string,
-  image: Pick<
-    ImageDto,
-    "short_id" | "content_type" | "width" | "height" | "size_bytes" | "thumbnail_key"
-  >,
+  image:
+    & Pick<
+      ImageDto,
+      "short_id" | "content_type" | "width" | "height" | "size_bytes" | "thumbnail_key"
+    >
+    & Partial<Pick<ImageDto, "video_url">>,
 ): ShareLinks {
   const direct = origin + directPath(image);
   const original = { url: direct, type: image.content_type, ...sizeOf(image) };
@@ -94,11 +149,19 @@ export function shareLinks(
     type: "image/webp",
     ...thumbnailSize(image.width, image.height),
   };
+  // A video's preview picture is its poster; the video itself is og:video.
+  const video = isVideoType(image.content_type);
   return {
     page: origin + pagePath(image.short_id),
     direct,
-    preview: image.size_bytes > PREVIEW_MAX_BYTES ? thumbnail : original,
+    preview: video || image.size_bytes > PREVIEW_MAX_BYTES ? thumbnail : original,
     thumbnail,
+    // A GIF's MP4 once made: chat clients play it where they would show a frame of a large GIF.
+    video: video
+      ? original
+      : image.video_url
+      ? { url: `${origin}/${image.short_id}.mp4`, type: "video/mp4", ...sizeOf(image) }
+      : null,
   };
 }
 

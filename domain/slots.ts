@@ -10,20 +10,33 @@
 export class Slots {
   #held = 0;
   readonly #waiting: (() => void)[] = [];
-  constructor(readonly max: number, readonly waitMs: number) {}
+  /**
+   * With `refuse`, the bound is strict: a wait past `waitMs` rejects with its error instead of
+   * going ahead (FFmpeg runs, adapters/video/ffmpeg.ts, where more at once means more memory).
+   */
+  constructor(
+    readonly max: number,
+    readonly waitMs: number,
+    readonly refuse?: () => Error,
+  ) {}
 
-  /** A slot, now or once one is handed on (or after `waitMs`); dispose it to release it. */
-  async take(): Promise<Disposable> {
+  /**
+   * A slot, now or once one is handed on (or after `waitMs`, this call's own when given); dispose
+   * it to release it.
+   */
+  async take(waitMs = this.waitMs): Promise<Disposable> {
     if (this.#held < this.max) {
       this.#held++;
     } else {
-      // Woken, the releaser's slot is handed on; timed out, this one takes one more.
-      await new Promise<void>((resolve) => {
+      // Woken, the releaser's slot is handed on; timed out, this one takes one more (or, strict,
+      // gives up).
+      await new Promise<void>((resolve, reject) => {
         const timer = setTimeout(() => {
           this.#waiting.splice(this.#waiting.indexOf(handOn), 1);
+          if (this.refuse) return reject(this.refuse());
           this.#held++;
           resolve();
-        }, this.waitMs);
+        }, waitMs);
         const handOn = () => {
           clearTimeout(timer);
           resolve();

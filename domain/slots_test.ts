@@ -37,3 +37,14 @@ Deno.test("Slots: a waiter goes ahead after waitMs, so a holder that never finis
   slow[Symbol.dispose]();
   assert.equal(slots.held, 0, "the timed-out waiter left the queue: no slot is handed to it");
 });
+
+Deno.test("Slots with refuse: a wait past its bound rejects; the slots stay as they were", async () => {
+  const slots = new Slots(1, 10_000, () => new Error("busy"));
+  const held = await slots.take();
+  await assert.rejects(slots.take(30), { message: "busy" });
+  assert.equal(slots.held, 1, "the refused waiter took nothing");
+  const waiter = slots.take(10_000);
+  held[Symbol.dispose]();
+  (await waiter)[Symbol.dispose]();
+  assert.equal(slots.held, 0);
+});

@@ -1,7 +1,8 @@
 /**
  * Every object key and public URL is built here ("collect them all in one place").
  * Originals live at `images/{short_id}`, thumbnails at `thumbnails/{short_id}.webp`, the JPEG
- * renditions at `renditions/{short_id}/{preview,thumbnail}.jpg`.
+ * renditions at `renditions/{short_id}/{preview,thumbnail}.jpg`, the MP4 of a moving image at
+ * `renditions/{short_id}/video.mp4`.
  */
 
 /** Key of an image's original. */
@@ -20,6 +21,33 @@ export type RenditionKind = "preview" | "thumbnail";
 /** Key of an image's JPEG rendition, made at its first request (services/renditions.ts). */
 export function renditionKey(shortId: string, kind: RenditionKind): string {
   return `renditions/${shortId}/${kind}.jpg`;
+}
+
+/**
+ * Key of the MP4 rendition of a moving image (issue 45: H.264, no sound, for chats and players),
+ * made in the background after its upload (services/video_renditions.ts).
+ */
+export function videoRenditionKey(shortId: string): string {
+  return `renditions/${shortId}/video.mp4`;
+}
+
+/** Key of the animated WebP preview of a moving image (issue 45), made with its MP4. */
+export function previewKey(shortId: string): string {
+  return `renditions/${shortId}/preview.webp`;
+}
+
+/** The animated preview's address: on the public base when there is one, else the API's route. */
+export function previewUrl(publicBase: string | undefined, shortId: string): string {
+  return publicBase
+    ? publicUrl(publicBase, previewKey(shortId))
+    : `/api/v1/images/${shortId}/preview`;
+}
+
+/** The MP4 rendition's address: on the public base when there is one, else the API's route. */
+export function videoUrl(publicBase: string | undefined, shortId: string): string {
+  return publicBase
+    ? publicUrl(publicBase, videoRenditionKey(shortId))
+    : `/api/v1/images/${shortId}/video.mp4`;
 }
 
 /** Keys used before revision 003, when images were addressed by UUID. */

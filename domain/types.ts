@@ -52,6 +52,18 @@ export interface ImageDto {
    * counted once a day (issue 43, db/sends.ts).
    */
   send_count: number;
+  /** A video's length in seconds (issue 45); null for a still image, a GIF or an animated WebP. */
+  duration_seconds: number | null;
+  /**
+   * The MP4 rendition of a moving image (a GIF, an MP4 or a WebM: H.264, no sound), null until the
+   * background job has made it and for stills (issue 45).
+   */
+  video_url: string | null;
+  /**
+   * The animated preview of a moving image (an animated WebP, at most 400 px and 6 s) that the
+   * library plays on hover and focus; null until made and for stills (issue 45).
+   */
+  preview_url: string | null;
 }
 
 /** One page of the library, newest first. */

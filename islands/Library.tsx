@@ -4,7 +4,7 @@ import { apiJson, useToken } from "../client/api_client.ts";
 import type { Star as StarType } from "../components/Star.tsx";
 import type { ImageDto, ImagePage } from "../domain/types.ts";
 import { altText, libraryHref } from "../client/ui.ts";
-import { directPath } from "../domain/share_links.ts";
+import { directPath, isMovingType } from "../domain/share_links.ts";
 import { useCopier } from "../components/CopyFeedback.tsx";
 import { ShareButton } from "../components/ShareButton.tsx";
 import { useImageSearch } from "../components/ImageSearch.tsx";
@@ -18,7 +18,14 @@ const EAGER_THUMBNAILS = 4;
 /** What a card needs of an image (the server sends only this, to keep the page small). */
 export type Card = Pick<
   ImageDto,
-  "short_id" | "content_type" | "thumbnail_url" | "width" | "height" | "tags" | "text"
+  | "short_id"
+  | "content_type"
+  | "thumbnail_url"
+  | "preview_url"
+  | "width"
+  | "height"
+  | "tags"
+  | "text"
 >;
 
 /** Props: the first page, rendered on the server, and the search it was read with. */
@@ -49,6 +56,15 @@ export default function Library(
   const token = useToken();
   /** The shown images' favourite state for the signed-in person (absent: not known yet). */
   const [favs, setFavs] = useState<Record<string, boolean>>({});
+  // The moving image whose animated preview plays (on hover or keyboard focus), never for a
+  // reader who prefers reduced motion (issue 45).
+  const [playing, setPlaying] = useState<string | null>(null);
+  const play = (image: Card) => {
+    if (!image.preview_url) return;
+    if (globalThis.matchMedia?.("(prefers-reduced-motion: reduce)").matches) return;
+    setPlaying(image.short_id);
+  };
+  const stop = (image: Card) => setPlaying((now) => now === image.short_id ? null : now);
   // The star's code loads only for signed-in people: most visitors never need it.
   const [Star, setStar] = useState<typeof StarType | null>(null);
   const [items, setItems] = useState<Card[]>(initial.items);
@@ -192,9 +208,18 @@ export default function Library(
       <ul class="grid">
         {items.map((image, i) => (
           <li key={image.short_id}>
-            <a href={`/i/${image.short_id}`}>
+            <a
+              href={`/i/${image.short_id}`}
+              class={isMovingType(image.content_type) ? "moving" : undefined}
+              onMouseEnter={() => play(image)}
+              onMouseLeave={() => stop(image)}
+              onFocus={() => play(image)}
+              onBlur={() => stop(image)}
+            >
               <img
-                src={image.thumbnail_url}
+                src={playing === image.short_id && image.preview_url
+                  ? image.preview_url
+                  : image.thumbnail_url}
                 width={image.width}
                 height={image.height}
                 loading={i < EAGER_THUMBNAILS ? "eager" : "lazy"}
@@ -203,6 +228,11 @@ export default function Library(
                 alt={altText(image)}
                 title={image.text || undefined}
               />
+              {isMovingType(image.content_type) && (
+                <span class="moving-badge">
+                  {image.content_type === "image/gif" ? "GIF" : "Video"}
+                </span>
+              )}
             </a>
             <button
               type="button"

@@ -17,7 +17,15 @@ export function previewTags(origin: string, image: ImageDto): HeadTag[] {
     tag: "meta",
     attrs: { name, content },
   });
-  const { preview } = links;
+  const { preview, video } = links;
+  const videoTags = video
+    ? [
+      og("og:video", video.url),
+      og("og:video:type", video.type),
+      og("og:video:width", video.width),
+      og("og:video:height", video.height),
+    ]
+    : [];
   return [
     og("og:type", "website"),
     og("og:site_name", PROVIDER_NAME),
@@ -28,6 +36,7 @@ export function previewTags(origin: string, image: ImageDto): HeadTag[] {
     og("og:image:width", preview.width),
     og("og:image:height", preview.height),
     og("og:image:alt", title),
+    ...videoTags,
     named("twitter:card", "summary_large_image"),
     named("twitter:title", title),
     named("twitter:image", preview.url),

@@ -48,6 +48,7 @@ export const handler: PageHandler = async (c, { read, render, publicBaseUrl }) =
     short_id: img.short_id,
     content_type: img.content_type,
     thumbnail_url: img.thumbnail_url,
+    preview_url: img.preview_url,
     width: img.width,
     height: img.height,
     tags: img.tags,

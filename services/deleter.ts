@@ -14,7 +14,12 @@ import {
 } from "../db/pending_deletes.ts";
 import { isDatabaseUnavailable } from "../db/client.ts";
 import type { Logger } from "../adapters/log.ts";
-import { originalKey, renditionKey } from "../domain/storage_keys.ts";
+import {
+  originalKey,
+  previewKey,
+  renditionKey,
+  videoRenditionKey,
+} from "../domain/storage_keys.ts";
 import type { ObjectStore } from "../adapters/storage/mod.ts";
 
 const BATCH = 50;
@@ -93,13 +98,15 @@ export async function deleteObjectsNow(sql: Sql, store: ObjectStore, keys: strin
 
 /**
  * The objects an image row owns: its original, its thumbnail when it has one, and its JPEG
- * renditions (services/renditions.ts).
+ * renditions (services/renditions.ts) and its MP4 (services/video_renditions.ts).
  */
 export function objectKeysOf(row: { short_id: string; thumbnail_key: string | null }): string[] {
   // The JPEG renditions may not have been made: removing a missing object is no error.
   const renditions = [
     renditionKey(row.short_id, "preview"),
     renditionKey(row.short_id, "thumbnail"),
+    videoRenditionKey(row.short_id),
+    previewKey(row.short_id),
   ];
   return [originalKey(row.short_id), row.thumbnail_key, ...renditions].filter((k) => k !== null);
 }

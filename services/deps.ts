@@ -24,6 +24,41 @@ export interface Thumbnailer {
   ): Promise<{ data: Uint8Array; width: number; height: number }>;
 }
 
+/**
+ * Video probing and frames, as the upload path sees it (adapters/video/ffmpeg.ts implements it);
+ * `demuxer` is the one the sniffer found, never another.
+ */
+export interface VideoTool {
+  probe(bytes: Uint8Array, demuxer: "mov" | "webm", signal?: AbortSignal): Promise<{
+    codec: string;
+    width: number;
+    height: number;
+    duration: number;
+    audio: boolean;
+  }>;
+  /** A PNG of the representative frame among the first seconds. */
+  frame(
+    bytes: Uint8Array,
+    demuxer: "mov" | "webm" | "gif",
+    signal?: AbortSignal,
+    fromSeconds?: number,
+  ): Promise<Uint8Array>;
+  /** The MP4 rendition (H.264, no sound, faststart) of a video or a GIF. */
+  mp4(
+    bytes: Uint8Array,
+    demuxer: "mov" | "webm" | "gif",
+    options: { timeoutMs: number; maxSeconds: number },
+    signal?: AbortSignal,
+  ): Promise<Uint8Array>;
+  /** The animated WebP preview (looping, at most `maxSide` px and `maxSeconds`) of the same. */
+  preview(
+    bytes: Uint8Array,
+    demuxer: "mov" | "webm" | "gif",
+    options: { timeoutMs: number; maxSeconds: number; maxSide: number },
+    signal?: AbortSignal,
+  ): Promise<Uint8Array>;
+}
+
 /** The dependencies of the app. The reader has no thumbnailer: it serves reads only. */
 export interface Services {
   config: Config;
@@ -41,6 +76,11 @@ export interface Services {
   store: ObjectStore;
   log: Logger;
   thumbnails?: Thumbnailer;
+  /**
+   * FFmpeg for video uploads; null when the write side found none (video uploads answer 415
+   * `video_unsupported`, health's details say video is off); absent on the reader.
+   */
+  video?: VideoTool | null;
   /** The durable job queue, where background work is sent; the reader has none. */
   jobs?: JobQueue;
   /**

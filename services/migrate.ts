@@ -35,6 +35,7 @@ const SQL_FILES = [
   "015_pair_shared_tags.sql",
   "016_accounts.sql",
   "017_sends.sql",
+  "018_video.sql",
 ];
 
 /** The revisions in order, the backfill step included; `upTo` stops after that version. */

@@ -15,12 +15,20 @@ export const SIMILAR_BACKFILL_QUEUE = "similar-backfill";
 /** Applying a tag's implications to the images that carry it. */
 export const TAG_IMPLICATIONS_QUEUE = "tag-implications";
 
+/** One job per new moving image (GIF, MP4, WebM): make its MP4 rendition (issue 45). */
+export const VIDEO_RENDITION_QUEUE = "video-rendition";
+
+/** The MP4 and preview backfill's batches (`deno task video:backfill`). */
+export const VIDEO_BACKFILL_QUEUE = "video-backfill";
+
 /** Every queue the service sends to and works. */
 export const QUEUE_NAMES: readonly string[] = [
   CAPTION_RECOGNITION_QUEUE,
   CAPTION_BACKFILL_QUEUE,
   SIMILAR_BACKFILL_QUEUE,
   TAG_IMPLICATIONS_QUEUE,
+  VIDEO_RENDITION_QUEUE,
+  VIDEO_BACKFILL_QUEUE,
 ];
 
 /** The names a queue had before, whose jobs may still wait: worked, never sent to. */

@@ -25,7 +25,7 @@ import { knownTagNames, listTags, suggestTags } from "../db/tags.ts";
 import { splitSearch } from "../domain/search_text.ts";
 import { isShortId } from "../domain/short_id.ts";
 import { SnapshotCache } from "../adapters/http/snapshot_cache.ts";
-import { imageUrls } from "../domain/storage_keys.ts";
+import { imageUrls, previewUrl, videoUrl } from "../domain/storage_keys.ts";
 import { AppError } from "../domain/errors.ts";
 import type {
   ImageDto,
@@ -109,6 +109,9 @@ export function toImageDto(row: ImageWithTags, publicBase: string | undefined): 
     uploaded_by: row.uploaded_by,
     favorite_count: row.favorite_count,
     send_count: row.send_count,
+    duration_seconds: row.duration_seconds,
+    video_url: row.mp4_bytes === null ? null : videoUrl(publicBase, row.short_id),
+    preview_url: row.preview_bytes === null ? null : previewUrl(publicBase, row.short_id),
   };
 }
 

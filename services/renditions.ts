@@ -1,11 +1,12 @@
 /**
  * The JPEG renditions chat clients fetch (issue 43; Telegram takes JPEG photos of at most 5 MB):
  * `preview` (longest side PREVIEW_MAX_SIDE) and `thumbnail` (THUMBNAIL_MAX_SIDE), a GIF's first
- * frame. Each is made once, at its first request, by the thumbnail pool, and kept in storage at
+ * frame, a video's representative frame (its poster, issue 45). Each is made once, at its first request, by the thumbnail pool, and kept in storage at
  * renditionKey(); later requests, and the edge reader (which makes nothing), serve the stored one
  * (tests/renditions_test.ts, "made once"). Requests for one that is being made wait for it.
  */
 import { readAll } from "../adapters/storage/mod.ts";
+import { sniffVideo } from "../domain/image_sniff.ts";
 import { AppError } from "../domain/errors.ts";
 import { originalKey, renditionKey, type RenditionKind } from "../domain/storage_keys.ts";
 import { PREVIEW_MAX_SIDE, THUMBNAIL_MAX_SIDE } from "../domain/thumbnail_size.ts";
@@ -18,14 +19,20 @@ export const RENDITION_MAX_SIDE: Record<RenditionKind, number> = {
 };
 
 /** The renditions of one service: `bytes()` reads or makes one. */
-export function renditions(services: Pick<Services, "store" | "thumbnails">) {
+export function renditions(services: Pick<Services, "store" | "thumbnails" | "video">) {
   const making = new Map<string, Promise<Uint8Array<ArrayBuffer> | null>>();
 
   const make = async (shortId: string, kind: RenditionKind, key: string) => {
     const jpeg = services.thumbnails!.jpeg!;
     const original = await services.store.get(originalKey(shortId));
     if (!original) return null;
-    const input = await readAll(original.body);
+    let input: Uint8Array = await readAll(original.body);
+    const video = sniffVideo(input);
+    if (video) {
+      // No FFmpeg here: a video's rendition cannot be made (404, like a missing original).
+      if (!services.video) return null;
+      input = await services.video.frame(input, video.demuxer);
+    }
     let made;
     try {
       made = await jpeg.call(services.thumbnails, input, RENDITION_MAX_SIDE[kind]);

@@ -41,6 +41,9 @@ export function fakeImage(n: number, tags: string[] = [], over: Partial<ImageDto
     uploaded_by: null,
     favorite_count: 0,
     send_count: 0,
+    duration_seconds: null,
+    video_url: null,
+    preview_url: null,
     ...over,
   };
 }

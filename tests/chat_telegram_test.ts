@@ -10,6 +10,7 @@ import type {
   ApiMethods,
   InlineQueryResult,
   InlineQueryResultGif,
+  InlineQueryResultMpeg4Gif,
   InlineQueryResultPhoto,
   Update,
 } from "npm:@grammyjs/types@5.0.0";
@@ -17,7 +18,8 @@ import { loadConfig } from "../adapters/config.ts";
 import type { ImageDto } from "../domain/types.ts";
 import { INLINE_CACHE_SECONDS, TELEGRAM_HELP } from "../services/chat/telegram.ts";
 import { startService } from "./_harness/app.ts";
-import { authHeader, uploadCaptioned } from "./_harness/images.ts";
+import { authHeader, uploadCaptioned, uploadForm } from "./_harness/images.ts";
+import { makeVideo } from "./_harness/videos.ts";
 
 const ORIGIN = "https://reactions.example.com";
 const SECRET = "webhook-secret_0123456789";
@@ -94,6 +96,37 @@ Deno.test("an inline query answers a GIF as a gif result, in the webhook's own r
     cache_time: INLINE_CACHE_SECONDS,
   };
   assert.deepEqual(await answer(inline("this is fine")), expected);
+});
+
+Deno.test("an MP4 is an mpeg4_gif result and a message's animation: it plays (issue 45)", async () => {
+  const form = uploadForm(await makeVideo("mp4_sound", 2), []);
+  form.append("text", "moving reaction");
+  form.append("text_source", "manual");
+  const res = await svc.app.request("/api/v1/images", {
+    method: "POST",
+    headers: auth,
+    body: form,
+  });
+  assert.equal(res.status, 201, await res.clone().text());
+  const video: ImageDto = await res.json();
+  const result: InlineQueryResultMpeg4Gif = {
+    type: "mpeg4_gif",
+    id: video.short_id,
+    mpeg4_url: `${ORIGIN}/${video.short_id}.mp4`,
+    mpeg4_width: 160,
+    mpeg4_height: 120,
+    mpeg4_duration: 2,
+    thumbnail_url: `${api(video)}/thumbnail.jpg`,
+    thumbnail_mime_type: "image/jpeg",
+  };
+  assert.deepEqual((await answer(inline("moving reaction"))).results, [result]);
+  const animation: Call<"sendAnimation"> = {
+    method: "sendAnimation",
+    chat_id: 42,
+    animation: `${ORIGIN}/${video.short_id}.mp4`,
+    caption: `${ORIGIN}/i/${video.short_id}`,
+  };
+  assert.deepEqual(await answer(message("@reaction_bot moving reaction")), animation);
 });
 
 Deno.test("a still is a photo result of its JPEG preview, with the preview's width and height", async () => {

@@ -170,6 +170,8 @@ Deno.test("every operation has its stable operationId, the names generated clien
     "get /images/{id}/thumbnail": "getImageThumbnail",
     "get /images/{id}/preview.jpg": "getImagePreviewJpeg",
     "get /images/{id}/thumbnail.jpg": "getImageThumbnailJpeg",
+    "get /images/{id}/video.mp4": "getImageVideoMp4",
+    "get /images/{id}/preview": "getImagePreview",
     "get /tags": "listTags",
     "get /images/{id}/similar": "listSimilarImages",
     "get /duplicates": "listDuplicatePairs",

@@ -38,6 +38,11 @@ const EXPECTED: Record<ErrorCode, [number, Record<string, unknown> | null]> = {
   upload_too_large: [413, { code: "upload_too_large", detail: "why", n: 1 }],
   body_too_large: [413, { code: "body_too_large", detail: "why", n: 1 }],
   unsupported_image: [415, { code: "unsupported_image", detail: "why", n: 1 }],
+  video_unsupported: [415, { code: "video_unsupported", detail: "why", n: 1 }],
+  video_unreadable: [422, { code: "video_unreadable", detail: "why", n: 1 }],
+  video_too_long: [422, { code: "video_too_long", detail: "why", n: 1 }],
+  video_busy: [503, { code: "video_busy", detail: "why", n: 1 }],
+  rendition_pending: [404, { code: "rendition_pending", detail: "why", n: 1 }],
   range_not_satisfiable: [416, null],
   invalid_field: [422, { detail: "why" }],
   invalid_tag_name: [422, { code: "invalid_tag_name", detail: "why", n: 1 }],
@@ -81,6 +86,7 @@ Deno.test("problemOf() gives the documented headers: the Bearer challenge and wh
   assert.deepEqual(headers("busy"), { "Retry-After": "2" });
   assert.deepEqual(headers("sign_in_busy"), { "Retry-After": "2" });
   assert.deepEqual(headers("thumbnails_busy"), { "Retry-After": "2" });
+  assert.deepEqual(headers("video_busy"), { "Retry-After": "5" });
   assert.deepEqual(headers("storage_unavailable"), { "Retry-After": "5" });
   assert.deepEqual(headers("database_unavailable"), { "Retry-After": "5" });
   assert.deepEqual(headers("write_conflict"), { "Retry-After": "1" });

@@ -75,6 +75,8 @@ Deno.test("an export writes every original, the manifest and a README, and resum
       "image/gif": "gif",
       "image/webp": "webp",
       "image/avif": "avif",
+      "video/mp4": "mp4",
+      "video/webm": "webm",
     }[img.content_type];
     assert.equal(entry.file, `images/${img.short_id}.${ext}`);
     assert.equal(sha256Hex(await Deno.readFile(join(out, entry.file))), img.hash);
@@ -215,7 +217,7 @@ Deno.test("a hostile board's listing is checked: nothing written outside the fol
         `refused listed image 2: short_id "../../evil" is not 8 base62 characters`,
         `refused listed image 3: hash "${hash.toUpperCase()}" is not 64 lower-case hex digits`,
         `refused listed image 4: content_type "text/html" is not image/jpeg, image/png, ` +
-        `image/gif, image/webp, image/avif`,
+        `image/gif, image/webp, image/avif, video/mp4, video/webm`,
         `refused listed image 5: short_id "Esc\\u001b[2J1" is not 8 base62 characters`,
         `failed images/Denied01.png (Denied01): ?]0;owned?no?Summary: 99 downloaded?[2K? (HTTP 403)`,
       ]

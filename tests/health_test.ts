@@ -12,6 +12,7 @@ Deno.test("GET /api/v1/health answers 200 when the database and storage answer",
     assert.deepEqual(await res.json(), {
       status: "ok",
       checks: { database: "ok", storage: "ok" },
+      details: { video: "on" },
     });
   } finally {
     await svc.close();
@@ -27,6 +28,7 @@ Deno.test("GET /api/v1/health answers 503 naming storage when the S3 server is d
     assert.deepEqual(await res.json(), {
       status: "unavailable",
       checks: { database: "ok", storage: "unavailable" },
+      details: { video: "on" },
     });
     await svc.s3.restart();
     // Within a second the last result is reused; after it, the next check reports recovery.
@@ -220,9 +222,25 @@ Deno.test("GET /api/v1/health answers 503 naming the database when it is unreach
     assert.deepEqual(await res.json(), {
       status: "unavailable",
       checks: { database: "unavailable", storage: "ok" },
+      details: { video: "on" },
     });
   } finally {
     await sql.end({ timeout: 0 });
+    await svc.close();
+  }
+});
+
+Deno.test("GET /api/v1/health says video is off without FFmpeg; the status stays ok", async () => {
+  const svc = await startService({ env: { FFMPEG_PATH: "/nowhere/ffmpeg" } });
+  try {
+    const res = await svc.app.request("/api/v1/health");
+    assert.equal(res.status, 200);
+    assert.deepEqual(await res.json(), {
+      status: "ok",
+      checks: { database: "ok", storage: "ok" },
+      details: { video: "off" },
+    });
+  } finally {
     await svc.close();
   }
 });

@@ -253,8 +253,10 @@ Deno.test("queue names follow one pattern, <concept>-<work>, and the renamed kee
     "caption-backfill",
     "similar-backfill",
     "tag-implications",
+    "video-rendition",
+    "video-backfill",
   ]);
-  for (const name of QUEUE_NAMES) assert.match(name, /^(caption|similar|tag)-[a-z]+$/);
+  for (const name of QUEUE_NAMES) assert.match(name, /^(caption|similar|tag|video)-[a-z]+$/);
   assert.deepEqual(FORMER_QUEUE_NAMES, { "similar-backfill": ["phash-backfill"] });
   // The similar backfill's kind works its former queue, where jobs of `phash:backfill` may wait.
   const kind = similarBackfillKind({} as Parameters<typeof similarBackfillKind>[0]);

@@ -17,7 +17,7 @@ import type { SignIn } from "../adapters/startup.ts";
 import type { ObjectStore } from "../adapters/storage/mod.ts";
 import { s3Settings, S3Store } from "../adapters/storage/s3.ts";
 import { createSearchSql, createSql, type Sql } from "../db/client.ts";
-import type { CaptionReading, Services, Thumbnailer } from "../services/deps.ts";
+import type { CaptionReading, Services, Thumbnailer, VideoTool } from "../services/deps.ts";
 import type { UploadState } from "../services/upload/state.ts";
 import type { createShell } from "./app_shell.ts";
 import { createReaderApp } from "./read_app.ts";
@@ -53,6 +53,8 @@ export interface WriteSide {
   migrate(sql: Sql, store: ObjectStore, log: Logger): Promise<void>;
   startThumbnails(config: Config): Promise<ThumbnailWorkers>;
   startJobs(config: Config, log: Logger, maxConnections?: number): Promise<JobQueue>;
+  /** FFmpeg as FFMPEG_PATH says, or null (logged) when it is not there. */
+  openVideo(config: Config, log: Logger): Promise<VideoTool | null>;
   warmUp(services: Pick<Services, "sql" | "store">): Promise<{ ms: number }>;
   /** Lowers libvips' threads below the event loop's; returns what stops it. */
   lowerPixelThreads(): { stop(): void };
@@ -60,6 +62,8 @@ export interface WriteSide {
   ensureAssets(dev: boolean): Promise<boolean>;
   createApp(services: Services, opts: { assetsDir?: string; dev?: boolean }): App;
   workImplications(jobs: JobQueue, services: Services): Promise<void>;
+  /** Works the MP4 renditions of moving images (only with FFmpeg). */
+  workVideoRenditions(jobs: JobQueue, services: Services): Promise<void>;
   /** Starts the sweeper of pending deletes; returns what stops it. */
   startDeleteSweeper(services: Services): () => unknown;
   workSimilarBackfill(jobs: JobQueue, services: Services, thumbnails: Thumbnailer): Promise<void>;
@@ -209,10 +213,12 @@ export async function buildService(sw: ServiceSwitches): Promise<Service> {
     const services: Services = {
       ...base,
       thumbnails,
+      video: await w.openVideo(config, log),
       jobs: jobs ?? undefined,
       uploads: w.uploadState(),
     };
     if (jobs) await w.workImplications(jobs, services);
+    if (jobs && services.video) await w.workVideoRenditions(jobs, services);
     const dev = sw.dev ?? false;
     if (sw.buildAssets !== false && await w.ensureAssets(dev)) {
       log.info("client assets built", { dev });

@@ -50,6 +50,7 @@ function recording(failing?: string) {
       })),
     startJobs: (_c, _l, max) =>
       Promise.resolve().then(() => call(`startJobs ${max}`)).then(() => jobs),
+    openVideo: () => Promise.resolve(null),
     warmUp: () => Promise.resolve().then(() => call("warmUp")).then(() => ({ ms: 1 })),
     lowerPixelThreads: () => (call("lowerPixelThreads"), { stop: () => call("pixels.stop") }),
     uploadState: () => (call("uploadState"), new UploadState()),
@@ -59,6 +60,7 @@ function recording(failing?: string) {
       return {} as App;
     },
     workImplications: () => Promise.resolve(call("workImplications")),
+    workVideoRenditions: () => Promise.resolve(),
     startDeleteSweeper: () => (call("startDeleteSweeper"), () => call("sweeper.stop")),
     workSimilarBackfill: () => Promise.resolve(call("workSimilarBackfill")),
     workRecognition: (_j, _s, reader) =>

@@ -12,9 +12,11 @@ import { startDeleteSweeper } from "../services/deleter.ts";
 import { migrate } from "../services/migrate.ts";
 import { similarBackfillKind } from "../services/similar/backfill.ts";
 import { implicationsJob } from "../services/tags/implications.ts";
+import { videoBackfillKind, videoRenditionKind } from "../services/video_renditions.ts";
 import { recognitionKind, workRecognition } from "../services/captions/recognition.ts";
 import { UploadState } from "../services/upload/state.ts";
 import { warmUploadPath } from "../services/upload/warm_up.ts";
+import { openVideo } from "../adapters/video/open.ts";
 import { createApp, ensureAssets } from "./app.ts";
 import { openResources } from "./resources.ts";
 import type { WriteSide } from "./service.ts";
@@ -28,19 +30,33 @@ export const writeSide: WriteSide = {
     ThumbnailPool.start({ size: config.THUMBNAIL_WORKERS, maxPixels: config.MAX_IMAGE_PIXELS }),
   startJobs: (config, log, maxConnections) =>
     JobQueue.start(config.DATABASE_URL!, log, maxConnections ? { maxConnections } : {}),
+  openVideo,
   warmUp: warmUploadPath,
   lowerPixelThreads,
   uploadState: () => new UploadState(),
   ensureAssets,
   createApp,
   workImplications: (jobs, { sql, log }) => jobs.work(implicationsJob(sql, log)),
+  workVideoRenditions: async (jobs, { sql, store, log, video, config }) => {
+    await jobs.work(videoRenditionKind({
+      sql,
+      store,
+      log,
+      video: video!,
+      timeoutMs: config.VIDEO_RENDITION_TIMEOUT_SECONDS * 1000,
+      maxSeconds: config.MAX_VIDEO_SECONDS,
+    }));
+    await jobs.work(videoBackfillKind({ sql, jobs, log }));
+  },
   startDeleteSweeper: ({ sql, store, log }) => startDeleteSweeper(sql, store, log),
   workSimilarBackfill: (jobs, { sql, store, log }, thumbnails) =>
     jobs.work(similarBackfillKind({ sql, store, thumbnails, jobs, log })),
-  workRecognition: async (jobs, { sql, store, log, config, uploads }, reader, pool) => {
+  workRecognition: async (jobs, { sql, store, log, config, uploads, video }, reader, pool) => {
     if (reader !== "engine") {
       // A given reader (tests): recognition jobs only, read at once.
-      await jobs.work(recognitionKind({ sql, store, log, reader: () => Promise.resolve(reader) }));
+      await jobs.work(
+        recognitionKind({ sql, store, log, video, reader: () => Promise.resolve(reader) }),
+      );
       return () => Promise.resolve();
     }
     return await workRecognition(jobs, {
@@ -48,6 +64,7 @@ export const writeSide: WriteSide = {
       store,
       log,
       uploads,
+      video,
       thumbnails: pool ?? { stats: () => ({ queued: 0, busy: 0 }) },
       maxPixels: config.MAX_IMAGE_PIXELS,
       workers: config.CAPTION_WORKERS,

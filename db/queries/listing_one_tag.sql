@@ -14,7 +14,8 @@ with excluded as materialized (
       select i.id, i.seq::text as seq, i.short_id, i.hash, i.content_type, i.size_bytes::float8 as size_bytes,
       i.width, i.height, i.thumbnail_key, i.text, i.text_source, i.created_at,
       (select u.username from users u where u.id = i.uploaded_by) as uploaded_by,
-      i.favorite_count, i.send_count, coalesce((
+      i.favorite_count, i.send_count, i.duration_seconds, i.mp4_bytes::float8 as mp4_bytes,
+      i.preview_bytes::float8 as preview_bytes, coalesce((
     select json_agg(t order by t.name)
     from (select t.name, t.image_count from tags t where t.id = any(i.tag_ids)) t), '[]') as tags, r.resume::text as resume
       from (select case when not exists (select 1 from (select id from wanted) r where r.id = any((select ids from excluded)::bigint[])) and (select count(*) from (

@@ -2,7 +2,7 @@ import Caption from "../../islands/Caption.tsx";
 import ImageControls from "../../islands/ImageControls.tsx";
 import PrevNext from "../../islands/PrevNext.tsx";
 import SimilarImages from "../../islands/SimilarImages.tsx";
-import { directPath, shareLinks } from "../../domain/share_links.ts";
+import { directPath, isVideoType, shareLinks } from "../../domain/share_links.ts";
 import { previewTags } from "../_preview_tags.ts";
 import { altText, formatBytes, formatDate, formatType, libraryHref } from "../../client/ui.ts";
 import type { ImageDto } from "../../domain/types.ts";
@@ -34,9 +34,28 @@ export const handler: PageHandler = async (c, ctx) => {
       <article class="detail">
         <h1 class="visually-hidden">Image {image.short_id}</h1>
         <figure>
-          <a href={image.file_url}>
-            <img src={image.file_url} width={image.width} height={image.height} alt={alt} />
-          </a>
+          {isVideoType(image.content_type)
+            ? (
+              // Muted and looping like a GIF, with controls (sound is in the original); never
+              // started by itself, so a reader who prefers reduced motion sees the poster.
+              <video
+                src={image.file_url}
+                poster={image.thumbnail_url}
+                width={image.width}
+                height={image.height}
+                aria-label={alt}
+                controls
+                muted
+                loop
+                playsinline
+                preload="metadata"
+              />
+            )
+            : (
+              <a href={image.file_url}>
+                <img src={image.file_url} width={image.width} height={image.height} alt={alt} />
+              </a>
+            )}
         </figure>
         <div class="facts">
           <dl>

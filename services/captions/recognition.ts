@@ -9,7 +9,8 @@ import type { Sql } from "../../db/client.ts";
 import { setImageCaption } from "../../db/captions.ts";
 import type { JobKind, JobQueue } from "../../adapters/jobs/mod.ts";
 import type { Logger } from "../../adapters/log.ts";
-import type { CaptionReading, Services } from "../deps.ts";
+import type { CaptionReading, Services, VideoTool } from "../deps.ts";
+import { sniffVideo } from "../../domain/image_sniff.ts";
 import { originalKey } from "../../domain/storage_keys.ts";
 import { type ObjectStore, readAll } from "../../adapters/storage/mod.ts";
 import { normalizeCaption } from "../../domain/caption_text.ts";
@@ -36,28 +37,64 @@ export interface RecognitionDeps {
   busy?: () => boolean;
   /** Images read at once in this process, one per OCR process (default 1). */
   concurrency?: number;
+  /** FFmpeg: a video's words are read from its representative frame; without it, none are. */
+  video?: VideoTool | null;
 }
+
+/** How long the recogniser waits for work before it stops (issue 45: a small idle footprint). */
+export const READER_IDLE_MS = 60_000;
 
 /**
  * The service's recogniser, started by the first job that needs it rather than at start-up (a
  * warm engine takes about a second and an OCR process of about 300 MB; the edge reader and a board
- * nobody uploads to never pay for it); a start that failed is tried again by the next job.
- * `close()` stops it.
+ * nobody uploads to never pay for it), and stopped after `idleMs` without a reading, so an idle
+ * board holds no OCR process; the next job starts it again. A start that failed is tried again
+ * by the next job. `close()` stops it.
  */
 export function lazyReader(
   start: () => Promise<CaptionReading & { close(): Promise<void> }>,
+  idleMs = READER_IDLE_MS,
 ): { get: () => Promise<CaptionReading>; close: () => Promise<void> } {
-  let started: ReturnType<typeof start> | null = null;
+  let started: Promise<CaptionReading> | null = null;
   let up: (CaptionReading & { close(): Promise<void> }) | null = null;
   let closed = false;
+  let reading = 0;
+  let idle: ReturnType<typeof setTimeout> | undefined;
+  const stopWhenIdle = () => {
+    clearTimeout(idle);
+    idle = setTimeout(() => {
+      const reader = up;
+      if (reading > 0 || !reader) return;
+      // The next get() starts a new one; this one ends (its start was long ago).
+      started = null;
+      up = null;
+      reader.close().catch(() => {});
+    }, idleMs);
+    // An idle timer never keeps the process alive.
+    Deno.unrefTimer(idle as unknown as number);
+  };
   return {
     get: () => {
       if (closed) return Promise.reject(new Error("The caption reader is closed"));
+      clearTimeout(idle);
       started ??= start().then(async (reader) => {
         // Closed while it was starting: stop it as soon as it is up.
         if (closed) await reader.close();
-        else up = reader;
-        return reader;
+        else {
+          up = reader;
+          stopWhenIdle();
+        }
+        return {
+          read: async (image: Uint8Array, signal?: AbortSignal) => {
+            reading++;
+            clearTimeout(idle);
+            try {
+              return await reader.read(image, signal);
+            } finally {
+              if (--reading === 0 && up === reader) stopWhenIdle();
+            }
+          },
+        };
       }).catch((err) => {
         started = null;
         throw err;
@@ -69,6 +106,7 @@ export function lazyReader(
     // reading in progress (its job is retried later).
     close: async () => {
       closed = true;
+      clearTimeout(idle);
       const reader = up;
       up = null;
       await reader?.close();
@@ -99,7 +137,15 @@ export async function queueRecognition(services: Services, shortId: string): Pro
   }
 }
 
-/** Recognises one image's caption and stores it, unless a person wrote one meanwhile. */
+/** Where a moving image's second try at a caption looks: past the first frames' window. */
+const SECOND_FRAME_FROM_S = 3;
+
+const isGif = (b: Uint8Array) => b[0] === 0x47 && b[1] === 0x49 && b[2] === 0x46 && b[3] === 0x38;
+
+/**
+ * Recognises one image's caption and stores it, unless a person wrote one meanwhile. A GIF or a
+ * video whose first reading found no words gets a second, from a frame a few seconds in.
+ */
 export async function recognizeImage(deps: RecognitionDeps, shortId: string): Promise<void> {
   const waitUntil = performance.now() + RECOGNITION_YIELD_MS;
   while (deps.busy?.() && performance.now() < waitUntil) {
@@ -107,9 +153,24 @@ export async function recognizeImage(deps: RecognitionDeps, shortId: string): Pr
   }
   const original = await deps.store.get(originalKey(shortId));
   if (!original) return; // deleted since the job was sent
-  const bytes = await readAll(original.body);
+  const kept: Uint8Array = await readAll(original.body);
+  let bytes = kept;
+  const video = sniffVideo(kept);
+  if (video) {
+    // The frame its poster shows (services/upload/video.ts); no FFmpeg here: no words.
+    if (!deps.video) return;
+    bytes = await deps.video.frame(kept, video.demuxer);
+  }
   const started = performance.now();
-  const { text } = await (await deps.reader()).read(bytes);
+  const reader = await deps.reader();
+  let { text } = await reader.read(bytes);
+  const demuxer = video?.demuxer ?? (isGif(kept) ? "gif" : null);
+  if (!text.trim() && demuxer && deps.video) {
+    // A moving image whose first frames have no words: its caption may come later (issue 45).
+    const second = await deps.video.frame(kept, demuxer, undefined, SECOND_FRAME_FROM_S)
+      .catch(() => null); // shorter than that: no second frame
+    if (second) ({ text } = await reader.read(second));
+  }
   const stored = await setImageCaption(deps.sql, shortId, normalizeCaption(text), "ocr");
   deps.log.debug("caption recognised", {
     short_id: shortId,
@@ -149,7 +210,7 @@ export async function workRecognition(
     workers: number;
   },
 ): Promise<() => Promise<void>> {
-  const { sql, store, log, thumbnails, uploads, maxPixels, workers } = deps;
+  const { sql, store, log, thumbnails, uploads, maxPixels, workers, video } = deps;
   const reader = lazyReader(async () =>
     (await import("../../adapters/ocr/recognizer.ts")).CaptionReader.start({ maxPixels, workers })
   );
@@ -158,6 +219,7 @@ export async function workRecognition(
     store,
     log,
     reader: reader.get,
+    video,
     concurrency: workers,
     busy: () => {
       const pool = thumbnails.stats();

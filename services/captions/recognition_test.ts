@@ -43,6 +43,25 @@ Deno.test("lazyReader() tries a failed start again on the next get", async () =>
   assert.equal(calls, 2);
 });
 
+Deno.test("lazyReader() stops after its idle time without a reading, and starts again", async () => {
+  const made: ReturnType<typeof fakeReader>[] = [];
+  const lazy = lazyReader(() => Promise.resolve(made[made.push(fakeReader()) - 1]), 50);
+  const slow = Promise.withResolvers<{ text: string }>();
+  await lazy.get();
+  made[0].read = () => slow.promise;
+  const reading = (await lazy.get()).read(new Uint8Array());
+  await new Promise((r) => setTimeout(r, 150));
+  assert.equal(made[0].closes, 0, "never while a reading runs");
+  slow.resolve({ text: "" });
+  await reading;
+  await new Promise((r) => setTimeout(r, 150));
+  assert.equal(made[0].closes, 1, "stopped once idle");
+  await (await lazy.get()).read(new Uint8Array());
+  assert.equal(made.length, 2, "the next job starts a new one");
+  await lazy.close();
+  assert.equal(made[1].closes, 1);
+});
+
 Deno.test("recognizeImage() waits for uploads and thumbnails to go quiet before reading", async () => {
   const events: string[] = [];
   let busyUntil = performance.now() + 300;

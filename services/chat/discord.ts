@@ -5,7 +5,7 @@
  * tests/chat_discord_test.ts.
  */
 import { AppError } from "../../domain/errors.ts";
-import { shareLinks } from "../../domain/share_links.ts";
+import { chatLink, shareLinks } from "../../domain/share_links.ts";
 import type { ImageDto, ReadModel } from "../../domain/types.ts";
 import {
   type ChatSearch,
@@ -79,7 +79,8 @@ export function discordInteractions(
       embeds: [{
         ...(caption ? { description: caption } : {}),
         url: links.page,
-        image: { url: links.direct },
+        // An embed's image is a picture: a video's is its poster; Send posts the video's link.
+        image: { url: links.video ? links.preview.url : links.direct },
       }],
       components: [{
         type: 1,
@@ -142,10 +143,11 @@ export function discordInteractions(
             }
             const who = i.member?.user?.id ?? i.user?.id;
             if (typeof who === "string") await sends(image.short_id, `discord:${who}`);
-            // The direct link alone: Discord shows the image itself, and a GIF stays animated.
+            // The direct link alone: Discord shows the image itself, a GIF stays animated and a
+            // video plays; a GIF too large to animate goes as its MP4.
             return {
               type: CHANNEL_MESSAGE,
-              data: { content: shareLinks(origin, image).direct, allowed_mentions: { parse: [] } },
+              data: { content: chatLink(origin, image), allowed_mentions: { parse: [] } },
             };
           }
           const next = /^next:([^:]+):([\s\S]*)$/.exec(id);

@@ -8,7 +8,7 @@
  */
 import type { Logger } from "../../adapters/log.ts";
 import { AppError } from "../../domain/errors.ts";
-import { altText, shareLinks } from "../../domain/share_links.ts";
+import { altText, isVideoType, shareLinks } from "../../domain/share_links.ts";
 import type { ImageDto, ReadModel } from "../../domain/types.ts";
 import { type ChatSearch, clip, MAX_CHAT_QUERY_CHARS, type RecordSend } from "./search.ts";
 
@@ -35,7 +35,11 @@ interface ActionPayload {
 /** The image block of `image`: its direct link, described by its caption or its tags. */
 function imageBlock(origin: string, image: ImageDto) {
   const alt = clip(image.text || altText(image), 2000);
-  return { type: "image", image_url: shareLinks(origin, image).direct, alt_text: alt };
+  // Slack's image blocks take pictures only: a video shows as its poster's JPEG preview.
+  const url = isVideoType(image.content_type)
+    ? `${origin}/api/v1/images/${image.short_id}/preview.jpg`
+    : shareLinks(origin, image).direct;
+  return { type: "image", image_url: url, alt_text: alt };
 }
 
 /** The answerer of one board: `origin` is PUBLIC_BASE_URL, where Slack fetches the images. */

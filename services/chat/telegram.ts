@@ -5,7 +5,7 @@
  * makes no outbound request. Shapes follow the Bot API documentation and are type-checked against
  * `@grammyjs/types` in tests/chat_telegram_test.ts.
  */
-import { shareLinks } from "../../domain/share_links.ts";
+import { playableMp4, shareLinks } from "../../domain/share_links.ts";
 import { PREVIEW_MAX_SIDE, thumbnailSize } from "../../domain/thumbnail_size.ts";
 import type { ImageDto } from "../../domain/types.ts";
 import { type ChatSearch, clip, MAX_CHAT_QUERY_CHARS, type RecordSend } from "./search.ts";
@@ -46,6 +46,23 @@ export function telegramUpdates(search: ChatSearch, origin: string, sends: Recor
   /** An inline result: a GIF as itself, a still as its JPEG preview (Telegram wants JPEG). */
   const result = (image: ImageDto) => {
     const thumbnail_url = `${api(image)}/thumbnail.jpg`;
+    const mp4 = playableMp4(origin, image);
+    if (mp4) {
+      // An MP4 plays inline as Telegram's "GIF" (an animation), sound muted: a moving image's
+      // rendition once made, or an MP4 upload itself.
+      return {
+        type: "mpeg4_gif",
+        id: image.short_id,
+        mpeg4_url: mp4,
+        mpeg4_width: image.width,
+        mpeg4_height: image.height,
+        ...(image.duration_seconds === null
+          ? {}
+          : { mpeg4_duration: Math.ceil(image.duration_seconds) }),
+        thumbnail_url,
+        thumbnail_mime_type: "image/jpeg",
+      };
+    }
     if (image.content_type === "image/gif") {
       return {
         type: "gif",
@@ -117,12 +134,16 @@ export function telegramUpdates(search: ChatSearch, origin: string, sends: Recor
           };
         }
         const links = shareLinks(origin, match.image);
-        // A GIF goes as an animation so that it plays; a still as its JPEG preview.
-        return match.image.content_type === "image/gif"
+        // A moving image goes as an animation so that it plays (its MP4 when there is one, a GIF
+        // as itself); a still, or a WebM without its MP4 yet (Telegram plays no WebM), as its
+        // JPEG preview.
+        const mp4 = playableMp4(origin, match.image);
+        const animation = mp4 ?? (match.image.content_type === "image/gif" ? links.direct : null);
+        return animation
           ? {
             method: "sendAnimation",
             chat_id: chatId,
-            animation: links.direct,
+            animation,
             caption: links.page,
           }
           : {

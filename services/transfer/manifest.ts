@@ -30,6 +30,8 @@ const EXTENSIONS: Record<string, string> = {
   "image/gif": "gif",
   "image/webp": "webp",
   "image/avif": "avif",
+  "video/mp4": "mp4",
+  "video/webm": "webm",
 };
 
 /** The file name extension of a content type (`bin` for one the board does not know). */
@@ -88,8 +90,14 @@ export function listedImageProblem(item: unknown): string | null {
     : `${field} ${shown(value)} is not ${RULES[field]}`;
 }
 
-/** Fields of the API's image that belong to one deployment, not to the image. */
+/**
+ * Fields of the API's image that belong to one deployment, not to the image, or that the import
+ * reads again from the bytes (a video's length).
+ */
 const NOT_EXPORTED = new Set([
+  "duration_seconds",
+  "video_url",
+  "preview_url",
   "file_url",
   "thumbnail_url",
   "thumbnail_key",

@@ -20,6 +20,7 @@ import { sha256Hex } from "../../domain/hash.ts";
 import { similarForUpload, type SimilarRef } from "../similar/upload.ts";
 import { AppError } from "../../domain/errors.ts";
 import type { UploadState } from "./state.ts";
+import { type ProbedVideo, probeVideo, videoThumbnail } from "./video.ts";
 
 export { PUT_SLOT_WAIT_MS, PUT_SLOTS } from "./state.ts";
 
@@ -77,7 +78,7 @@ export interface IngestResult {
   similar: SimilarRef[];
 }
 
-type Sniffed = { type: string; width: number; height: number };
+type Sniffed = { type: string; width: number; height: number; video?: ProbedVideo };
 type Thumbnail = Awaited<ReturnType<Thumbnailer["thumbnail"]>>;
 /** What storing (or finding) the image gave: a new image carries its perceptual hash. */
 type Stored = { created: boolean; image: ImageWithTags; phash: bigint | null };
@@ -107,9 +108,13 @@ async function ingest(
   tags: string[],
   options: IngestOptions,
 ): Promise<IngestResult> {
-  const sniffed = sniffImage(bytes);
+  const image = sniffImage(bytes);
+  const video = image ? null : await probeVideo(services, bytes);
+  const sniffed: Sniffed | null = image ?? (video && { ...video, video });
   if (!sniffed) {
-    throw new UnsupportedImageError("The file is not a JPEG, PNG, GIF, WebP or AVIF image");
+    throw new UnsupportedImageError(
+      "The file is not a JPEG, PNG, GIF, WebP or AVIF image, nor an MP4 or WebM video",
+    );
   }
   const max = services.config.MAX_IMAGE_PIXELS;
   if (sniffed.width * sniffed.height > max) {
@@ -117,11 +122,14 @@ async function ingest(
   }
   // The thumbnail is the slowest step: start it before hashing and the database round trips
   // (bench B2). If the content turns out to exist already, a queued job is dropped; a running
-  // one costs what uploading new content would have cost anyway.
+  // one costs what uploading new content would have cost anyway. A video's is made from its
+  // representative frame.
   const unneeded = new AbortController();
-  const thumbnail = services.thumbnails
-    ? services.thumbnails.thumbnail(bytes, unneeded.signal)
-    : Promise.reject(new Error("no thumbnailer"));
+  const thumbnail = !services.thumbnails
+    ? Promise.reject(new Error("no thumbnailer"))
+    : video
+    ? videoThumbnail(services, bytes, video, unneeded.signal)
+    : services.thumbnails.thumbnail(bytes, unneeded.signal);
   thumbnail.catch(() => {}); // awaited only if this upload stores a new image
   try {
     const hash = options.sha256 ?? sha256Hex(bytes);
@@ -255,6 +263,7 @@ async function createImage(
         caption: options.caption ?? null,
         phash: thumb.status === "fulfilled" ? thumb.value.phash : null,
         uploadedBy: options.uploaderId ?? null,
+        durationSeconds: sniffed.video?.duration ?? null,
       },
       tags,
       owned,

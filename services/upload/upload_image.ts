@@ -6,6 +6,7 @@
 import { ingestImage, type IngestOptions, type IngestResult } from "./ingest.ts";
 import type { Services } from "../deps.ts";
 import { queueRecognition } from "../captions/recognition.ts";
+import { queueVideoRendition } from "../video_renditions.ts";
 
 /**
  * Stores `bytes` with `tags` (normalised) and queues the follow-up work of a new image. Refusals
@@ -21,5 +22,7 @@ export async function uploadImage(
   const result = await ingestImage(services, bytes, tags, options);
   // Its caption is read in the background (adapters/ocr), never on the upload's path.
   if (result.created && !options.caption) await queueRecognition(services, result.image.short_id);
+  // A moving image's MP4 is made in the background too (services/video_renditions.ts).
+  if (result.created) await queueVideoRendition(services, result.image);
   return result;
 }

@@ -360,7 +360,11 @@ Deno.test("fast-check: random bytes and mutated images answer 200, 201, 413, 415
 Deno.test("after all of it: health is 200 and the bucket and the tables agree", async () => {
   const res = await svc.app.request("/api/v1/health");
   assert.equal(res.status, 200);
-  assert.deepEqual(await res.json(), { status: "ok", checks: { database: "ok", storage: "ok" } });
+  assert.deepEqual(await res.json(), {
+    status: "ok",
+    checks: { database: "ok", storage: "ok" },
+    details: { video: "on" },
+  });
   await assertBucketMatchesTables(svc);
   assert.equal(await statusOf(svc.app.request("/api/v1/images?limit=200")), 200);
 });

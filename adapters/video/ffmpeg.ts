@@ -1,0 +1,463 @@
+/**
+ * FFmpeg behind a small interface: probe a video and take its representative frame, with each run
+ * confined. Untrusted bytes are written to a private temporary file and read through it alone:
+ *
+ * - no shell: `Deno.Command` with an argument list, and `clearEnv: true` (no secret of the
+ *   service's environment reaches the child);
+ * - the demuxer the sniffer found is forced (`-f mov` or `-f webm`), so no other is probed, and
+ *   `-protocol_whitelist file,pipe` keeps an uploaded playlist or reference from opening another
+ *   file's protocol or the network (`concat`, `hls`, `http`, `tcp`... are refused);
+ * - a time limit (the child is killed), a memory limit (`prlimit --as`, util-linux, when it is
+ *   installed: there is no shell to run `ulimit -v` in; without prlimit the time limit and the
+ *   bounded output are the only bounds, which the start-up log says), low priority (`nice -n 10`);
+ * - at most `concurrency` runs at once, the others waiting in turn for at most their own time
+ *   limit (then `VideoBusyError`).
+ *
+ * @module
+ */
+
+import { Slots } from "../../domain/slots.ts";
+
+/** FFmpeg is not installed where FFMPEG_PATH points (or next to it, `ffprobe`). */
+export class FfmpegMissingError extends Error {
+  override name = "FfmpegMissingError";
+}
+
+/** A run failed: the input is not what its header says, or FFmpeg could not read it. */
+export class FfmpegRunError extends Error {
+  override name = "FfmpegRunError";
+}
+
+/** A run took longer than its time limit and was killed. */
+export class FfmpegTimeoutError extends Error {
+  override name = "FfmpegTimeoutError";
+}
+
+/** Every run slot stayed taken for the whole wait. */
+export class VideoBusyError extends Error {
+  override name = "VideoBusyError";
+}
+
+/** The input demuxers a sniffed moving image may be read with (domain/image_sniff.ts). */
+export type Demuxer = "mov" | "webm" | "gif";
+
+/** What an MP4 rendition is made with. */
+export interface Mp4Options {
+  /** This run's time limit (ms), instead of the configured one: a transcode takes longer. */
+  timeoutMs: number;
+  /** Seconds of input transcoded at most. */
+  maxSeconds: number;
+}
+
+/** What ffprobe says of a video's first video stream and its container. */
+export interface VideoProbe {
+  /** The video stream's codec (`h264`, `hevc`, `av1`, `vp8`, `vp9`...). */
+  codec: string;
+  width: number;
+  height: number;
+  /** Seconds; the container's, else the video stream's. */
+  duration: number;
+  /** Whether it has an audio stream. */
+  audio: boolean;
+}
+
+/** How the runs are confined. */
+export interface FfmpegOptions {
+  /** The ffmpeg binary; ffprobe is taken from the same folder. */
+  ffmpegPath: string;
+  /** Longest one run may take before it is killed (ms). */
+  timeoutMs: number;
+  /** The address-space limit of one run (bytes), applied with prlimit when present. */
+  memoryBytes: number;
+  /** Runs at once. */
+  concurrency: number;
+  /** prlimit's path; null: none (the limit is not applied). Default /usr/bin/prlimit if present. */
+  prlimitPath?: string | null;
+  /** nice's path; null: none. Default /usr/bin/nice if present. */
+  nicePath?: string | null;
+}
+
+/** Most bytes of a run's output kept (a PNG frame of the largest allowed video fits). */
+const MAX_STDOUT_BYTES = 256 * 1024 * 1024;
+/** Most bytes of a run's error output kept: its last line goes into the error. */
+const MAX_STDERR_BYTES = 16 * 1024;
+/** The seconds of video the representative frame is chosen from. */
+const FRAME_SECONDS = 3;
+/** How long a run's output may stay open after the process has exited. */
+const PIPE_GRACE_MS = 1000;
+
+async function isFile(path: string): Promise<boolean> {
+  try {
+    return (await Deno.stat(path)).isFile;
+  } catch {
+    return false;
+  }
+}
+
+/** ffprobe beside `ffmpegPath` (`/usr/bin/ffmpeg` → `/usr/bin/ffprobe`). */
+export function ffprobePath(ffmpegPath: string): string {
+  const slash = ffmpegPath.lastIndexOf("/");
+  return `${ffmpegPath.slice(0, slash + 1)}ffprobe`;
+}
+
+/** Runs of ffmpeg and ffprobe, confined as the module says. */
+export class Ffmpeg {
+  readonly #slots: Slots;
+  readonly #prefix: string[];
+
+  private constructor(
+    readonly options: FfmpegOptions,
+    readonly prlimit: string | null,
+    readonly nice: string | null,
+  ) {
+    this.#slots = new Slots(
+      options.concurrency,
+      options.timeoutMs,
+      () => new VideoBusyError("Every video slot stayed busy; try again shortly"),
+    );
+    this.#prefix = [
+      ...(prlimit ? [prlimit, `--as=${options.memoryBytes}`, "--"] : []),
+      ...(nice ? [nice, "-n", "10"] : []),
+    ];
+  }
+
+  /** FFmpeg at `options.ffmpegPath` with ffprobe beside it, or FfmpegMissingError. */
+  static async open(options: FfmpegOptions): Promise<Ffmpeg> {
+    const probe = ffprobePath(options.ffmpegPath);
+    for (const path of [options.ffmpegPath, probe]) {
+      if (!await isFile(path)) {
+        throw new FfmpegMissingError(
+          `${path} is not there: install FFmpeg (Debian: apt-get install ffmpeg) or set ` +
+            "FFMPEG_PATH to its ffmpeg (ffprobe beside it)",
+        );
+      }
+    }
+    const find = async (given: string | null | undefined, fallback: string) =>
+      given === undefined ? (await isFile(fallback) ? fallback : null) : given;
+    const ffmpeg = new Ffmpeg(
+      options,
+      await find(options.prlimitPath, "/usr/bin/prlimit"),
+      await find(options.nicePath, "/usr/bin/nice"),
+    );
+    // One probe of nothing proves the binaries run here (a wrong architecture, a missing library).
+    await ffmpeg.#run(ffmpeg.options.ffmpegPath, ["-hide_banner", "-version"]);
+    return ffmpeg;
+  }
+
+  /** Runs going on now. */
+  get running(): number {
+    return this.#slots.held;
+  }
+
+  /** What ffprobe finds in `bytes` read with `demuxer` alone. */
+  async probe(bytes: Uint8Array, demuxer: Demuxer, signal?: AbortSignal): Promise<VideoProbe> {
+    return await this.#withInput(bytes, async (path) => {
+      const out = await this.#run(ffprobePath(this.options.ffmpegPath), [
+        ...inputArgs(demuxer, path, "-v"),
+        "-show_entries",
+        "format=duration:stream=codec_type,codec_name,width,height,duration",
+        "-of",
+        "json",
+      ], signal);
+      return parseProbe(new TextDecoder().decode(out));
+    });
+  }
+
+  /**
+   * A PNG of the representative frame among the first seconds (FFmpeg's `thumbnail` filter: the
+   * frame nearest the average, so not a black fade-in).
+   */
+  async frame(
+    bytes: Uint8Array,
+    demuxer: Demuxer,
+    signal?: AbortSignal,
+    /** Where the seconds it is chosen from start (a caption's second try). */
+    fromSeconds = 0,
+  ): Promise<Uint8Array> {
+    return await this.#withInput(bytes, async (path) => {
+      const out = await this.#run(this.options.ffmpegPath, [
+        "-hide_banner",
+        "-nostdin",
+        ...(fromSeconds > 0 ? ["-ss", String(fromSeconds)] : []),
+        "-t",
+        String(FRAME_SECONDS),
+        ...inputArgs(demuxer, path, "-loglevel"),
+        "-map",
+        "0:v:0",
+        "-an",
+        "-vf",
+        "thumbnail=n=90",
+        "-frames:v",
+        "1",
+        "-f",
+        "image2pipe",
+        "-c:v",
+        "png",
+        "pipe:1",
+      ], signal);
+      if (out.length === 0) throw new FfmpegRunError("FFmpeg found no frame to show");
+      return out;
+    });
+  }
+
+  /**
+   * The MP4 rendition of a moving image: H.264, yuv420p, even dimensions, no sound, `faststart`
+   * (its index first, so a player starts before the whole file has arrived).
+   */
+  async mp4(
+    bytes: Uint8Array,
+    demuxer: Demuxer,
+    options: Mp4Options,
+    signal?: AbortSignal,
+  ): Promise<Uint8Array> {
+    return await this.#transcode(
+      bytes,
+      demuxer,
+      options,
+      "mp4",
+      "scale=trunc(iw/2)*2:trunc(ih/2)*2",
+      [
+        "-c:v",
+        "libx264",
+        "-preset",
+        "veryfast",
+        "-crf",
+        "26",
+        "-pix_fmt",
+        "yuv420p",
+        "-movflags",
+        "+faststart",
+      ],
+      signal,
+    );
+  }
+
+  /**
+   * The animated preview of a moving image for the library's grid: an animated WebP (which every
+   * browser shows in an `<img>`), looping, 10 frames a second, its longest side at most
+   * `maxSide`, its first `maxSeconds` only, no sound.
+   */
+  async preview(
+    bytes: Uint8Array,
+    demuxer: Demuxer,
+    options: Mp4Options & { maxSide: number },
+    signal?: AbortSignal,
+  ): Promise<Uint8Array> {
+    const side = options.maxSide;
+    const fit =
+      `scale=w='min(${side},iw)':h='min(${side},ih)':force_original_aspect_ratio=decrease`;
+    return await this.#transcode(bytes, demuxer, options, "webp", `fps=10,${fit}`, [
+      "-c:v",
+      "libwebp_anim",
+      "-loop",
+      "0",
+      "-quality",
+      "60",
+    ], signal);
+  }
+
+  /**
+   * The first video stream of `bytes` (no sound, subtitles, data or metadata), its first
+   * `maxSeconds` through `filter`, encoded by `encode` as `format`. Written to a file: MP4's
+   * `faststart` moves the index after the fact, which a pipe cannot do.
+   */
+  async #transcode(
+    bytes: Uint8Array,
+    demuxer: Demuxer,
+    options: Mp4Options,
+    format: "mp4" | "webp",
+    filter: string,
+    encode: string[],
+    signal?: AbortSignal,
+  ): Promise<Uint8Array> {
+    return await this.#withInput(bytes, async (path) => {
+      const out = `${path}.${format}`;
+      try {
+        await this.#run(
+          this.options.ffmpegPath,
+          [
+            "-hide_banner",
+            "-nostdin",
+            "-t",
+            String(options.maxSeconds),
+            ...inputArgs(demuxer, path, "-loglevel"),
+            "-map",
+            "0:v:0",
+            "-an",
+            "-sn",
+            "-dn",
+            "-vf",
+            filter,
+            ...encode,
+            "-map_metadata",
+            "-1",
+            "-f",
+            format,
+            "-y",
+            `file:${out}`,
+          ],
+          signal,
+          options.timeoutMs,
+        );
+        return await Deno.readFile(out);
+      } finally {
+        await Deno.remove(out).catch(() => {});
+      }
+    });
+  }
+
+  async #withInput<T>(bytes: Uint8Array, use: (path: string) => Promise<T>): Promise<T> {
+    const path = await Deno.makeTempFile({ prefix: "reaction-video-" });
+    try {
+      await Deno.writeFile(path, bytes);
+      return await use(path);
+    } finally {
+      await Deno.remove(path).catch(() => {});
+    }
+  }
+
+  /** One confined run of `binary`; its standard output, or a FfmpegRunError/TimeoutError. */
+  async #run(
+    binary: string,
+    args: string[],
+    signal?: AbortSignal,
+    timeoutMs = this.options.timeoutMs,
+  ): Promise<Uint8Array> {
+    using _slot = await this.#slots.take(timeoutMs);
+    signal?.throwIfAborted();
+    const [command, ...rest] = [...this.#prefix, binary, ...args];
+    const child = new Deno.Command(command, {
+      args: rest,
+      clearEnv: true,
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+    let timedOut = false;
+    const kill = () => {
+      try {
+        child.kill("SIGKILL");
+      } catch { /* already gone */ }
+    };
+    const timer = setTimeout(() => {
+      timedOut = true;
+      kill();
+    }, timeoutMs);
+    signal?.addEventListener("abort", kill, { once: true });
+    // A child of FFmpeg's (none of Debian's does this; a wrapper script may) could keep the pipes
+    // open after the kill: once the process has exited, its output gets PIPE_GRACE_MS more.
+    const pipes = new AbortController();
+    let grace: ReturnType<typeof setTimeout> | undefined;
+    const status = child.status.then((s) => {
+      grace = setTimeout(() => pipes.abort(), PIPE_GRACE_MS);
+      return s;
+    });
+    try {
+      const [stdout, stderr] = await Promise.all([
+        readCapped(child.stdout, MAX_STDOUT_BYTES, kill, pipes.signal),
+        readCapped(child.stderr, MAX_STDERR_BYTES, null, pipes.signal),
+        status,
+      ]);
+      const { success, code } = await status;
+      if (timedOut) {
+        throw new FfmpegTimeoutError(`FFmpeg ran past its ${timeoutMs} ms limit and was stopped`);
+      }
+      signal?.throwIfAborted();
+      if (!success) {
+        const last = new TextDecoder().decode(stderr).trim().split("\n").at(-1) ?? "";
+        throw new FfmpegRunError(`FFmpeg could not read the video: ${last || `exit ${code}`}`);
+      }
+      return stdout;
+    } finally {
+      clearTimeout(timer);
+      clearTimeout(grace);
+      signal?.removeEventListener("abort", kill);
+    }
+  }
+}
+
+/** The input options of every run: quiet, one demuxer, file and pipe protocols only. */
+function inputArgs(demuxer: Demuxer, path: string, logFlag: "-v" | "-loglevel"): string[] {
+  return [
+    logFlag,
+    "error",
+    "-protocol_whitelist",
+    "file,pipe",
+    "-f",
+    demuxer,
+    "-i",
+    `file:${path}`,
+  ];
+}
+
+/** Reads a stream, keeping at most `max` bytes; past that, `overflow` (or the rest is dropped). */
+async function readCapped(
+  stream: ReadableStream<Uint8Array>,
+  max: number,
+  overflow: (() => void) | null,
+  stop: AbortSignal,
+): Promise<Uint8Array> {
+  const parts: Uint8Array[] = [];
+  let total = 0;
+  const reader = stream.getReader();
+  const cancel = () => reader.cancel().catch(() => {});
+  stop.addEventListener("abort", cancel, { once: true });
+  while (true) {
+    const { done, value: part } = await reader.read();
+    if (done) break;
+    if (total + part.length > max) {
+      if (overflow) {
+        overflow();
+        throw new FfmpegRunError("FFmpeg's output was larger than allowed");
+      }
+      // Error output: keep the most recent part, where the reason is.
+      parts.splice(0, parts.length);
+      total = 0;
+    }
+    parts.push(part);
+    total += part.length;
+  }
+  stop.removeEventListener("abort", cancel);
+  const out = new Uint8Array(total);
+  let at = 0;
+  for (const part of parts) {
+    out.set(part, at);
+    at += part.length;
+  }
+  return out;
+}
+
+/** ffprobe's JSON, reduced to the first video stream; FfmpegRunError when there is none. */
+export function parseProbe(json: string): VideoProbe {
+  let parsed: {
+    format?: { duration?: string };
+    streams?: {
+      codec_type?: string;
+      codec_name?: string;
+      width?: number;
+      height?: number;
+      duration?: string;
+    }[];
+  };
+  try {
+    parsed = JSON.parse(json);
+  } catch {
+    throw new FfmpegRunError("ffprobe's answer could not be read");
+  }
+  const streams = parsed.streams ?? [];
+  const video = streams.find((s) => s.codec_type === "video");
+  if (!video || !video.codec_name || !(video.width! > 0) || !(video.height! > 0)) {
+    throw new FfmpegRunError("The file has no video stream");
+  }
+  const duration = Number(parsed.format?.duration ?? video.duration);
+  if (!Number.isFinite(duration) || duration <= 0) {
+    throw new FfmpegRunError("The video's duration could not be read");
+  }
+  return {
+    codec: video.codec_name,
+    width: video.width!,
+    height: video.height!,
+    duration,
+    audio: streams.some((s) => s.codec_type === "audio"),
+  };
+}

@@ -1,0 +1,167 @@
+import assert from "node:assert/strict";
+import {
+  Ffmpeg,
+  FfmpegMissingError,
+  FfmpegRunError,
+  FfmpegTimeoutError,
+  parseProbe,
+  VideoBusyError,
+} from "./ffmpeg.ts";
+
+/** A folder with `ffmpeg` and `ffprobe` stand-ins running `script` (a POSIX sh body). */
+async function fakeFfmpeg(script: string): Promise<{ dir: string; path: string }> {
+  const dir = await Deno.makeTempDir({ prefix: "fake-ffmpeg-" });
+  for (const name of ["ffmpeg", "ffprobe"]) {
+    // open() runs `-hide_banner -version` once: that passes.
+    await Deno.writeTextFile(
+      `${dir}/${name}`,
+      `#!/bin/sh\n[ "$2" = -version ] && exit 0\n${script}\n`,
+      { mode: 0o755 },
+    );
+  }
+  return { dir, path: `${dir}/ffmpeg` };
+}
+
+const options = (path: string, over: Partial<Parameters<typeof Ffmpeg.open>[0]> = {}) => ({
+  ffmpegPath: path,
+  timeoutMs: 5000,
+  memoryBytes: 512 * 1024 * 1024,
+  concurrency: 1,
+  ...over,
+});
+
+const text = (b: Uint8Array) => new TextDecoder().decode(b);
+const BYTES = new Uint8Array([1, 2, 3]);
+
+Deno.test("a run gets a cleared environment, a forced demuxer and only file and pipe", async () => {
+  Deno.env.set("VIDEO_TEST_SECRET", "hunter2");
+  const { dir, path } = await fakeFfmpeg('/usr/bin/env; echo "ARGS $*"');
+  try {
+    const ffmpeg = await Ffmpeg.open(options(path));
+    const out = text(await ffmpeg.frame(BYTES, "webm"));
+    assert.ok(!out.includes("hunter2"), out);
+    assert.ok(!out.includes("VIDEO_TEST_SECRET"), out);
+    assert.match(out, / -protocol_whitelist file,pipe -f webm -i file:\/\S+reaction-video-/);
+    assert.match(out, / -map 0:v:0 -an -vf thumbnail=n=90 -frames:v 1 /);
+  } finally {
+    Deno.env.delete("VIDEO_TEST_SECRET");
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("a run is niced and limited in address space when prlimit is there", async () => {
+  const { dir, path } = await fakeFfmpeg("ulimit -v; /usr/bin/nice");
+  try {
+    const ffmpeg = await Ffmpeg.open(options(path));
+    assert.equal(ffmpeg.prlimit, "/usr/bin/prlimit");
+    const [limit, nice] = text(await ffmpeg.frame(BYTES, "mov")).trim().split("\n");
+    assert.equal(limit, String(512 * 1024));
+    assert.equal(nice, "10");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("a run past its time limit is killed; the input file is removed", async () => {
+  const { dir, path } = await fakeFfmpeg(
+    'echo "$@" > "$(/usr/bin/dirname "$0")/args"; ' +
+      "exec /bin/sleep 3600",
+  );
+  try {
+    const ffmpeg = await Ffmpeg.open(options(path, { timeoutMs: 300 }));
+    // A hang guard only: unkilled, the run would last an hour.
+    let guard: ReturnType<typeof setTimeout> | undefined;
+    const hang = new Promise((_, reject) => {
+      guard = setTimeout(() => reject(new Error("the run was not killed")), 20_000);
+    });
+    try {
+      await assert.rejects(Promise.race([ffmpeg.frame(BYTES, "mov"), hang]), FfmpegTimeoutError);
+    } finally {
+      clearTimeout(guard);
+    }
+    const input = /file:(\S+)/.exec(await Deno.readTextFile(`${dir}/args`))![1];
+    await assert.rejects(Deno.stat(input), Deno.errors.NotFound);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("at most `concurrency` runs at once; a wait past the time limit is VideoBusyError", async () => {
+  // Each run holds a lock folder for 200 ms and fails if another run holds it.
+  const { dir, path } = await fakeFfmpeg(
+    'L="$(/usr/bin/dirname "$0")/lock"; /bin/mkdir "$L" || exit 3; /bin/sleep 0.2; /bin/rmdir "$L"; echo ok',
+  );
+  try {
+    const ffmpeg = await Ffmpeg.open(options(path));
+    const runs = await Promise.allSettled([1, 2, 3].map(() => ffmpeg.frame(BYTES, "mov")));
+    assert.deepEqual(runs.map((r) => r.status), ["fulfilled", "fulfilled", "fulfilled"]);
+    // Three at once with one slot: a wait longer than a run's limit gives up.
+    const short = await Ffmpeg.open(options(path, { timeoutMs: 300 }));
+    const busy = await Promise.allSettled([1, 2, 3].map(() => short.frame(BYTES, "mov")));
+    assert.ok(busy.some((r) => r.status === "rejected" && r.reason instanceof VideoBusyError));
+    assert.equal(short.running, 0);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("a failing run is FfmpegRunError with FFmpeg's last line", async () => {
+  const { dir, path } = await fakeFfmpeg(
+    'echo "noise" >&2; echo "moov atom not found" >&2; exit 1',
+  );
+  try {
+    const ffmpeg = await Ffmpeg.open(options(path));
+    await assert.rejects(ffmpeg.frame(BYTES, "mov"), {
+      name: "FfmpegRunError",
+      message: "FFmpeg could not read the video: moov atom not found",
+    });
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("FFmpeg missing is FfmpegMissingError naming what to install", async () => {
+  await assert.rejects(Ffmpeg.open(options("/nowhere/ffmpeg")), (err: Error) => {
+    assert.ok(err instanceof FfmpegMissingError);
+    assert.match(err.message, /^\/nowhere\/ffmpeg is not there: install FFmpeg \(Debian: apt-get/);
+    return true;
+  });
+});
+
+Deno.test("Debian's FFmpeg never follows a playlist dressed as an MP4 to the network", async () => {
+  let requests = 0;
+  const server = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen() {} }, () => {
+    requests++;
+    return new Response("x");
+  });
+  try {
+    const url = `http://127.0.0.1:${server.addr.port}/x.ts`;
+    const playlist = new TextEncoder().encode(
+      `\0\0\0\x14ftypisom\0\0\x02\0isom#EXTM3U\n#EXT-X-TARGETDURATION:1\n#EXTINF:1,\n${url}\n`,
+    );
+    const ffmpeg = await Ffmpeg.open(options("/usr/bin/ffmpeg"));
+    await assert.rejects(ffmpeg.probe(playlist, "mov"), FfmpegRunError);
+    await assert.rejects(ffmpeg.frame(playlist, "mov"), FfmpegRunError);
+    assert.equal(requests, 0);
+  } finally {
+    await server.shutdown();
+  }
+});
+
+Deno.test("parseProbe() takes the first video stream and the container's duration", () => {
+  assert.deepEqual(
+    parseProbe(JSON.stringify({
+      streams: [
+        { codec_type: "audio", codec_name: "aac" },
+        { codec_type: "video", codec_name: "h264", width: 640, height: 360, duration: "9.9" },
+      ],
+      format: { duration: "10.000000" },
+    })),
+    { codec: "h264", width: 640, height: 360, duration: 10, audio: true },
+  );
+  assert.throws(
+    () => parseProbe(JSON.stringify({ streams: [{ codec_type: "audio" }], format: {} })),
+    { message: "The file has no video stream" },
+  );
+  assert.throws(() => parseProbe("nope"), FfmpegRunError);
+});
