@@ -145,8 +145,8 @@ export function healthRoutes(
 ) {
   const checks = new HealthChecks(services);
   // Known at start: FFmpeg is looked for once (adapters/video/open.ts). Only a board without it
-  // says so: with it (and on the reader, which uploads nothing) the answer keeps DESIGN.md's shape,
-  // `{"status","checks"}`, which container health checks and clients compare whole.
+  // says so: with it (and on the reader, which uploads nothing) the answer keeps the documented
+  // shape, `{"status","checks"}` (docs/api.md), which health checks and clients compare whole.
   const details = services.video === undefined || services.video
     ? {}
     : { details: { video: "off" as const } };
