@@ -12,7 +12,7 @@
 import postgres from "postgres";
 import { benchMain, runParts } from "./_lib/bench_main.ts";
 import { databaseUrl, freshBenchDatabase, prewarm } from "./_lib/databases.ts";
-import { load, type LoadResult } from "./_lib/load.ts";
+import { load, loadLine, type LoadResult } from "./_lib/load.ts";
 import { ms, type Row, x } from "./_lib/results.ts";
 import { percentile, zipf } from "./_lib/stats.ts";
 import { probeWhile } from "./_lib/prober.ts";
@@ -26,11 +26,6 @@ import { queryWords } from "../domain/caption_text.ts";
 import { explainCase, type PlanCase } from "./_lib/plans.ts";
 import { SEED_DB, TAGS } from "./seed.ts";
 import { captionWord, seedCaptions, WORDS } from "./seed_captions.ts";
-
-const loadLine = (r: LoadResult) =>
-  `${r.requests} req, ${r.rps.toFixed(0)} req/s${
-    r.errors ? `, ${r.errors} errors: ${r.firstError}` : ""
-  }`;
 
 /** p50/p99 of GET `path(i)` at concurrency 8, after a short warm-up of other requests. */
 async function hammer(base: string, path: (i: number) => string): Promise<LoadResult> {

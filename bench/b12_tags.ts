@@ -10,7 +10,7 @@
 import postgres from "postgres";
 import { benchMain, runParts } from "./_lib/bench_main.ts";
 import { freshBenchDatabase, prewarm } from "./_lib/databases.ts";
-import { load, type LoadResult } from "./_lib/load.ts";
+import { load, loadLine } from "./_lib/load.ts";
 import { ms, perS, type Row, x } from "./_lib/results.ts";
 import { percentile } from "./_lib/stats.ts";
 import { signIn, spawnBenchService } from "./_lib/service.ts";
@@ -44,11 +44,6 @@ async function probe(request: () => Promise<Response>, done: Promise<unknown>) {
     max: latencies.reduce((a, b) => Math.max(a, b), 0),
   };
 }
-
-const loadLine = (r: LoadResult) =>
-  `${r.requests} req, ${r.rps.toFixed(0)} req/s${
-    r.errors ? `, ${r.errors} errors: ${r.firstError}` : ""
-  }`;
 
 /** p50/p99 of GET `path` at concurrency 8 on `base`. */
 function hammer(base: string, path: string | ((i: number) => string)) {

@@ -10,7 +10,7 @@
  */
 import { benchMain } from "./_lib/bench_main.ts";
 import { databaseUrl, prewarm } from "./_lib/databases.ts";
-import { load, type LoadResult } from "./_lib/load.ts";
+import { load, loadLine } from "./_lib/load.ts";
 import { ms, type Row, x } from "./_lib/results.ts";
 import { zipf } from "./_lib/stats.ts";
 import { mulberry32 } from "../tests/_harness/random.ts";
@@ -39,11 +39,6 @@ async function discordSigner() {
     );
   return { publicKey, sign };
 }
-
-const loadLine = (r: LoadResult) =>
-  `${r.requests} req, ${r.rps.toFixed(0)} req/s${
-    r.errors ? `, ${r.errors} errors: ${r.firstError}` : ""
-  }`;
 
 /** Concurrency 8 of `request`: a short warm-up, then the measured run. */
 async function hammer(request: (i: number) => Promise<Response>) {

@@ -29,7 +29,7 @@ import { benchMain } from "./_lib/bench_main.ts";
 import { type BenchResult, markdownRows, ms, type Row, x } from "./_lib/results.ts";
 import { cpuMs } from "./_lib/machine.ts";
 import { databaseUrl, prewarm } from "./_lib/databases.ts";
-import { load, type LoadResult } from "./_lib/load.ts";
+import { load, loadLine } from "./_lib/load.ts";
 import { percentile, randomHex, zipf } from "./_lib/stats.ts";
 import { photoJpeg, withComment } from "../tests/_harness/photos.ts";
 import { mulberry32 } from "../tests/_harness/random.ts";
@@ -167,11 +167,6 @@ async function sumCpu(pids: number[]): Promise<number> {
 async function cpuNow(svc: BenchService, pgPids: number[]): Promise<number[]> {
   return [await cpuMs(svc.pid), await sumCpu(pgPids), await cpuMs(Deno.pid)];
 }
-
-const loadLine = (r: LoadResult) =>
-  `${r.requests} req, ${r.rps.toFixed(0)} req/s${
-    r.errors ? `, ${r.errors} errors: ${r.firstError}` : ""
-  }`;
 
 /**
  * GET `path(i)` at concurrency 8 on `svc` after a warm-up of `warm(i)` (which opens the service's

@@ -106,3 +106,9 @@ export async function timeRuns(
   }
   return out;
 }
+
+/** One line of what a load did: requests, rate and the first error, for a row's metric. */
+export const loadLine = (r: LoadResult) =>
+  `${r.requests} req, ${r.rps.toFixed(0)} req/s${
+    r.errors ? `, ${r.errors} errors: ${r.firstError}` : ""
+  }`;
