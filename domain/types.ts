@@ -107,6 +107,11 @@ export interface ReadModel {
   listTags(query: ListTagsQuery): Promise<TagDto[]>;
   /** Autocomplete (`GET /tags/suggest`); a leading `-` of `q` is kept on every name. */
   suggestTags(q: string, limit: number): Promise<TagSuggestion[]>;
+  /**
+   * Captions for a search being typed (the chat command's autocomplete): each finished word
+   * exactly, the last one as a beginning (db/caption_suggest.ts).
+   */
+  suggestCaptions(typed: string, limit: number): Promise<string[]>;
   /** The library's search field split into tags and caption words (domain/search_text.ts). */
   splitSearch(text: string): Promise<{ tags: string[]; q: string }>;
 }

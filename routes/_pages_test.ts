@@ -148,6 +148,7 @@ Deno.test("a failing read model gives an HTML error page, a bad cursor a 400", a
     getImage: () => Promise.reject(new Error("db down")),
     listTags: () => Promise.reject(new Error("db down")),
     suggestTags: () => Promise.reject(new Error("db down")),
+    suggestCaptions: () => Promise.reject(new Error("db down")),
     splitSearch: () => Promise.reject(new Error("db down")),
   };
   const error = console.error;

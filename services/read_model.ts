@@ -22,6 +22,7 @@ import {
 import { MAX_CANDIDATES_PER_WORD } from "../db/caption_search.ts";
 import { queryWords, SIMILARITY_THRESHOLD } from "../domain/caption_text.ts";
 import { knownTagNames, listTags, suggestTags } from "../db/tags.ts";
+import { suggestCaptions } from "../db/caption_suggest.ts";
 import { splitSearch } from "../domain/search_text.ts";
 import { isShortId } from "../domain/short_id.ts";
 import { SnapshotCache } from "../adapters/http/snapshot_cache.ts";
@@ -134,6 +135,7 @@ export function createReadModel(
   const listings = new SnapshotCache<ImagePage>(listingCacheEntries, snapshot);
   const tagLists = new SnapshotCache<TagDto[]>(listingCacheEntries, snapshot);
   const suggestions = new SnapshotCache<TagSuggestion[]>(listingCacheEntries, snapshot);
+  const captionChoices = new SnapshotCache<string[]>(listingCacheEntries, snapshot);
   /**
    * A caption search of one uploader's images: the search's pages, read in order and kept to that
    * uploader's images, until `limit` + 1 are found or UPLOADER_SEARCH_ROUNDS pages were read.
@@ -309,6 +311,17 @@ export function createReadModel(
         const found = await retryRead(() => suggestTags(searchSql, text, limit));
         return found.map((s) => ({ ...s, name: minus + s.name }));
       });
+    },
+    suggestCaptions: (typed, limit) => {
+      // The last word as a beginning (what is being typed), the others as a search matches them.
+      const tokens = typed.normalize("NFKC").toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
+      const beginning = tokens.at(-1)?.slice(0, 64);
+      if (!beginning) return Promise.resolve([]);
+      const finished = queryWords(tokens.slice(0, -1).join(" "));
+      return captionChoices.get(
+        JSON.stringify([finished, beginning, limit]),
+        () => retryRead(() => suggestCaptions(searchSql, { finished, typed: beginning, limit })),
+      );
     },
   };
 }

@@ -98,5 +98,12 @@ export function fakeReadModel(images: ImageDto[]): ReadModel & { images: ImageDt
         all.filter((t) => !t.name.startsWith(q)),
       );
     },
+    suggestCaptions(typed: string, limit: number) {
+      const last = typed.toLowerCase().split(/\s+/).at(-1) ?? "";
+      const texts = sorted().map((img) => img.text).filter((t): t is string =>
+        !!t && t.toLowerCase().split(/[^\p{L}\p{N}]+/u).some((w) => last && w.startsWith(last))
+      );
+      return Promise.resolve([...new Set(texts)].slice(0, limit));
+    },
   };
 }

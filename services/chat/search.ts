@@ -109,8 +109,9 @@ export function chatSearch(read: ReadModel, mostSent: MostSent) {
     },
 
     /**
-     * Up to MAX_CHOICES phrases for what was typed: the captions of its best matches, then the
-     * tags whose names or aliases start with it; without text, the most used tags.
+     * Up to MAX_CHOICES phrases for what was typed: captions that carry its words, the last one as
+     * a beginning (ReadModel.suggestCaptions), then the tags whose names or aliases start with it;
+     * without text, the most used tags.
      */
     async suggest(typed: string): Promise<string[]> {
       const q = clip(typed, MAX_CHAT_QUERY_CHARS);
@@ -124,9 +125,11 @@ export function chatSearch(read: ReadModel, mostSent: MostSent) {
         for (const tag of top) add(tag.name.replaceAll("_", " "));
         return [...choices];
       }
-      const captioned = await read.listImages({ tags: [], q, limit: MAX_CHOICES });
-      for (const image of captioned.items) add(image.text);
-      const tags = await read.suggestTags(q.replace(/\s+/g, "_"), MAX_CHOICES);
+      const [captions, tags] = await Promise.all([
+        read.suggestCaptions(q, MAX_CHOICES),
+        read.suggestTags(q.replace(/\s+/g, "_"), MAX_CHOICES),
+      ]);
+      for (const caption of captions) add(caption);
       for (const tag of tags) add((tag.alias ?? tag.name).replaceAll("_", " "));
       return [...choices];
     },

@@ -1,0 +1,73 @@
+/**
+ * Captions for what someone is typing (issue 43, the chat command's autocomplete): the captions
+ * of images that carry each finished word exactly and a word that starts with the word being
+ * typed. A bounded number of index entries and images is read per keystroke, however common the
+ * words (bench B14, autocomplete row); tests/caption_suggest_test.ts holds the behaviour.
+ */
+import type { Sql } from "./client.ts";
+import { escapeLike } from "./tags.ts";
+
+/** Most dictionary words a typed beginning is completed to (the most used first). */
+export const MAX_COMPLETIONS = 8;
+
+/**
+ * Most images one suggestion reads: the newest of those carrying the rarer side (the rarest
+ * finished word, or the completions together). A caption outside them is not suggested.
+ */
+export const MAX_SUGGEST_IMAGES = 200;
+
+/**
+ * Up to `limit` distinct captions of images that carry every word of `finished` (exactly, as the
+ * dictionary holds it) and a word starting with `typed`, the most sent first, then the newest.
+ * `typed` must not be empty.
+ */
+export async function suggestCaptions(
+  sql: Sql,
+  opts: {
+    finished: string[];
+    typed: string;
+    limit: number;
+    /** Most images read (MAX_SUGGEST_IMAGES; tests set less). */
+    examine?: number;
+  },
+): Promise<string[]> {
+  if (!opts.typed || opts.limit < 1) throw new RangeError("a suggestion needs a beginning");
+  const examine = opts.examine ?? MAX_SUGGEST_IMAGES;
+  const rows = await sql<{ text: string }[]>`
+    with done as materialized (
+      select coalesce(array_agg(cw.id), '{}') as ids,
+        count(*) = cardinality(${opts.finished}::text[]) as known,
+        min(cw.image_count) as fewest
+      from caption_words cw where cw.word = any(${opts.finished}::text[])),
+    -- The trigram index finds the words that start with the typed letters (any collation).
+    completions as materialized (
+      select c.id, c.image_count from caption_words c
+      where c.word like ${escapeLike(opts.typed) + "%"} and c.image_count > 0
+      order by c.image_count desc, c.word limit ${MAX_COMPLETIONS}),
+    -- Read from the rarer side: the rarest finished word, or each completion's newest images.
+    from_finished as materialized (
+      select coalesce((select fewest from done), 0) > 0
+        and (select fewest from done) < (select sum(image_count) from completions) as yes),
+    candidates as materialized (
+      select distinct seq from (
+        select x.seq from completions c cross join lateral (
+          select iw.image_seq as seq from image_words iw where iw.word_id = c.id
+          order by iw.image_seq desc limit ${examine}) x
+        where not (select yes from from_finished)
+        union all
+        select x.seq from caption_words cw cross join lateral (
+          select iw.image_seq as seq from image_words iw where iw.word_id = cw.id
+          order by iw.image_seq desc limit ${examine}) x
+        where (select yes from from_finished) and cw.id in (select unnest(ids) from done)
+          and cw.image_count = (select fewest from done)
+        order by seq desc limit ${examine}) u)
+    select text from (
+      select distinct on (i.text) i.text, i.send_count, i.seq
+      from candidates c join images i on i.seq = c.seq
+      where (select known from done) and i.text is not null
+        and i.word_ids @> (select ids from done)
+        and i.word_ids && array(select id from completions)
+      order by i.text, i.send_count desc, i.seq desc) t
+    order by send_count desc, seq desc limit ${opts.limit}`;
+  return rows.map((r) => r.text);
+}

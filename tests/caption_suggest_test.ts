@@ -1,0 +1,61 @@
+/**
+ * Captions for a search being typed (db/caption_suggest.ts, the chat command's autocomplete):
+ * every finished word exactly, the last as a beginning, each caption once, the most sent first,
+ * then the newest; read from the rarer side, within a bound of images.
+ */
+import assert from "node:assert/strict";
+import { suggestCaptions } from "../db/caption_suggest.ts";
+import { startService } from "./_harness/app.ts";
+import { authHeader, uploadCaptioned } from "./_harness/images.ts";
+
+const svc = await startService();
+Deno.test.afterAll(() => svc.close());
+const auth = await authHeader(svc.app);
+
+const seed = (text: string) => uploadCaptioned(svc.app, auth, text, { width: 8, height: 8 });
+const suggest = (finished: string[], typed: string, examine?: number) =>
+  suggestCaptions(svc.db.sql, { finished, typed, limit: 25, examine });
+
+// Words of their own, so that no other file's captions match. Oldest first.
+await seed("quokka snacks at noon");
+await seed("everything snacks, quokka snacks");
+await seed("snacks without the animal");
+const sent = await seed("quokka snails");
+await seed("quokka snacks at noon");
+await seed("quokkas snacking");
+await svc.db.sql`update images set send_count = 2 where short_id = ${sent.short_id}`;
+
+Deno.test("each finished word exactly, the last as a beginning; most sent, then newest", async () => {
+  assert.deepEqual(await suggest(["quokka"], "sna"), [
+    "quokka snails",
+    "quokka snacks at noon",
+    "everything snacks, quokka snacks",
+  ]);
+  // Without finished words, any caption with a word that begins so.
+  assert.deepEqual(await suggest([], "snacki"), ["quokkas snacking"]);
+  // A finished word the dictionary lacks matches nothing.
+  assert.deepEqual(await suggest(["quokka", "wallaby"], "sna"), []);
+  assert.deepEqual(await suggest(["quokka"], "xylo"), []);
+});
+
+Deno.test("the rarer side is read: a rare finished word past the common beginning's newest", async () => {
+  // Eight newer images start with "blorp"; one older one also carries the rare "zanzibarine".
+  const rare = "zanzibarine blorpfish";
+  await seed(rare);
+  for (let i = 0; i < 8; i++) await seed(`blorp number ${i}`);
+  // Reading two images of the beginning's eight would miss it; the rare word's one finds it.
+  assert.deepEqual(await suggest(["zanzibarine"], "blorp", 2), [rare]);
+  // The other way round: a common finished word and a rare beginning.
+  for (let i = 0; i < 8; i++) await seed(`plinth tale ${i}`);
+  await seed("plinth glimmerwort");
+  for (let i = 0; i < 8; i++) await seed(`plinth saga ${i}`);
+  assert.deepEqual(await suggest(["plinth"], "glimmer", 2), ["plinth glimmerwort"]);
+});
+
+Deno.test("at most the bound of images is read, the newest", async () => {
+  await seed("frobnicate one");
+  await seed("frobnicate two");
+  await seed("frobnicate three");
+  assert.deepEqual(await suggest([], "frobn", 2), ["frobnicate three", "frobnicate two"]);
+  assert.equal((await suggest([], "frobn")).length, 3);
+});
