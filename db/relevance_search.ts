@@ -8,18 +8,25 @@
  *   2  every word exactly in the caption or through a tag,
  *   1  some word only approximately,
  * and within a level by send_count (most sent first), then newest. `tags` and `exclude` filter as
- * the listings do. At most MAX_RELEVANCE_CANDIDATES images are ranked. tests/relevance_test.ts
- * holds each level and tie.
+ * the listings do. tests/relevance_test.ts holds each level and tie.
+ *
+ * The search reads in stages and stops as soon as the page is certain: the sent images first (few,
+ * by the send-count index), then the images of the rarest word's ways, newest first in growing
+ * batches, the ways that can reach the best level first (the caption word exactly, then its tags,
+ * then its near spellings). A row is certain when nothing unread can rank above it, so a one-word
+ * query reads about a page of rows and no more (bench B14, relevance row). At most
+ * MAX_RELEVANCE_CANDIDATES images are read in all.
  */
-import type { Sql } from "./client.ts";
+import type { Fragment, Sql } from "./client.ts";
 import { COLUMNS, type ImageWithTags, TAGS } from "./images.ts";
 import { meantTagIds } from "./tags.ts";
 
 /**
- * Most images one relevance search ranks: the newest of those matching its rarest word (the word
- * whose ways to match have the fewest images). Each costs an image row and a phrase test, so the
- * bound is the cost of a public request (bench B14, B16). A query whose rarest word has more
- * images ranks the newest of them only (tests/relevance_test.ts, "examines").
+ * Most images one relevance search reads of the sent ones, and again of the newest of those
+ * matching its rarest word (the word whose ways to match have the fewest images). Each costs an image row and
+ * maybe a phrase test, so the bound is the cost of a public request (bench B14, B16). A query
+ * whose rarest word has more images ranks the newest of them only (tests/relevance_test.ts,
+ * "examines").
  */
 export const MAX_RELEVANCE_CANDIDATES = 1_000;
 
@@ -38,36 +45,73 @@ export interface RelevanceCursor {
   seq: string;
 }
 
+/** How each word of a query can match: its caption words exactly, its tags, its near spellings. */
+interface WordWays {
+  o: number;
+  exact: string[];
+  tags: string[];
+  near: string[];
+}
+
+/** The query's words' ways and the tag filters, looked up once per search. */
+interface Plan {
+  words: WordWays[];
+  driver: number;
+  wanted: string[];
+  excluded: string[];
+}
+
+/** The first batch of a probing stage, at least. */
+const PROBE_BATCH = 64;
+
+/** One walk of the driving word's ways: newest first, until the page is certain. */
+interface Stage {
+  table: "image_words" | "image_tags";
+  ids: string[];
+  /** The best level an image this stage reads can have that no earlier stage read. */
+  best: number;
+  probe: Fragment | null;
+}
+
+/** A candidate that matched, and where it ranks. */
+interface Ranked {
+  seq: bigint;
+  level: RelevanceLevel;
+  sendCount: number;
+}
+
 /**
- * One page of the images matching every word of `words` (from queryWords()), best first; `phrase`
- * is the whole query, whose words in order in the caption make the best level.
+ * The ways of each word (null when some word has none: nothing matches), the driving word (the
+ * one whose ways have the fewest images), and the tag filters' IDs (null when a wanted tag does
+ * not exist: nothing matches).
  */
-export async function searchByRelevance(
+async function planSearch(
   sql: Sql,
   opts: {
     words: string[];
-    phrase: string;
     tags: string[];
     exclude: string[];
-    limit: number;
-    after: RelevanceCursor | null;
-    /** Smallest trigram similarity of a near spelling (SIMILARITY_THRESHOLD). */
     threshold: number;
-    /** Most near spellings looked up for a word the dictionary does not hold. */
     candidates: number;
-    /** Most candidate images ranked (MAX_RELEVANCE_CANDIDATES; tests set less). */
-    examine?: number;
   },
-): Promise<RelevanceHit[]> {
-  if (!opts.words.length || opts.limit < 1) throw new RangeError("a search needs words and a page");
-  const after = opts.after ?? { level: 5, sendCount: 0, seq: "0" };
-  const examine = opts.examine ?? MAX_RELEVANCE_CANDIDATES;
-  return await sql<RelevanceHit[]>`
+): Promise<Plan | null> {
+  const [row] = await sql<
+    {
+      words: WordWays[] | null;
+      driver: number | null;
+      wanted: string[];
+      known: boolean;
+      excluded: string[];
+    }[]
+  >`
     with qw as (select w, o from unnest(${opts.words}::text[]) with ordinality q(w, o)),
     exact as materialized (select qw.o, cw.id from qw join caption_words cw on cw.word = qw.w),
     near as materialized (
-      select e.o, n.near_id as id from exact e
-      join caption_word_neighbours n on n.word_id = e.id and n.similarity >= ${opts.threshold}
+      -- A lateral each, fenced: the generic plan (the search pool's) otherwise hash-joins every
+      -- stored neighbour (tests/relevance_test.ts cannot see it; bench B14 can).
+      select e.o, n.id from exact e cross join lateral (
+        select n.near_id as id from caption_word_neighbours n
+        where n.word_id = e.id and n.similarity >= ${opts.threshold} offset 0) n
       union
       select qw.o, c.id from qw cross join lateral (
         select c.id from caption_words c
@@ -91,70 +135,204 @@ export async function searchByRelevance(
       from near nr
       union all
       select t.o, 't', t.id, 2, tg.image_count from tagged t join tags tg on tg.id = t.id),
-    -- Each word's ways as arrays, by how well they match: to test a candidate against them on the
-    -- image's own word_ids and tag_ids, with no probe per candidate and way.
     per_word as materialized (
       select o,
-        coalesce(array_agg(id) filter (where kind = 'w' and how = 3), '{}') as exact_ids,
-        coalesce(array_agg(id) filter (where kind = 't'), '{}') as tag_ids,
-        coalesce(array_agg(id) filter (where kind = 'w' and how = 1), '{}') as near_ids
+        coalesce(array_agg(id) filter (where kind = 'w' and how = 3), '{}') as exact,
+        coalesce(array_agg(id) filter (where kind = 't'), '{}') as tags,
+        coalesce(array_agg(id) filter (where kind = 'w' and how = 1), '{}') as near,
+        sum(n) as n
       from ways group by o),
-    -- The word with the fewest images drives: its newest images are the candidates.
-    driver as materialized (
-      select qw.o from qw left join ways w on w.o = qw.o
-      group by qw.o order by coalesce(sum(w.n), 0), qw.o limit 1),
-    -- The newest of each of the driver's ways (an index read backwards each), then the newest of
-    -- those: the same images as the newest of their union, reading at most the bound per way.
-    candidates as materialized (
-      select distinct seq from (
-        select seq from ways w cross join lateral (
-          select iw.image_seq as seq from image_words iw
-          where w.kind = 'w' and iw.word_id = w.id
-          order by iw.image_seq desc limit ${examine}) x
-        where w.o = (select o from driver)
-        union all
-        select seq from ways w cross join lateral (
-          select it.image_seq as seq from image_tags it
-          where w.kind = 't' and it.tag_id = w.id
-          order by it.image_seq desc limit ${examine}) x
-        where w.o = (select o from driver)
-        order by seq desc limit ${examine}) c),
     wanted as materialized (
       select coalesce(array_agg(id), '{}') as ids, coalesce(bool_and(id is not null), true) as known
       from (${meantTagIds(sql, opts.tags)}) w),
     excluded as materialized (
       select array(select id from (${meantTagIds(sql, opts.exclude)}) e where id is not null)
-        as ids),
-    ranked as (
-      select i.*, case
-          -- Both texts read as the caption's words are (domain/caption_text.ts wordsOf: NFKC, lower
-          -- case, letters and digits), the same way, so that the phrase test compares like with like.
-          when f.worst = 3 and position(
-            ' ' || btrim(regexp_replace(lower(normalize(${opts.phrase}::text, NFKC)),
+        as ids)
+    select
+      (select json_agg(json_build_object('o', o, 'exact', exact::text[], 'tags', tags::text[],
+        'near', near::text[]) order by o) from per_word) as words,
+      (select o from per_word order by n, o limit 1)::int as driver,
+      (select ids::text[] from wanted) as wanted, (select known from wanted) as known,
+      (select ids::text[] from excluded) as excluded`;
+  if (!row.words || row.words.length < opts.words.length || !row.known) return null;
+  return { words: row.words, driver: row.driver!, wanted: row.wanted, excluded: row.excluded };
+}
+
+/**
+ * How `candidates` (a statement of `seq` rows) match: every candidate's seq, with its level and
+ * send count when it matches every word and the tag filters (null level otherwise).
+ */
+async function rank(
+  sql: Sql,
+  plan: Plan,
+  candidates: Fragment,
+  phrase: { text: string; implied: boolean },
+  /** A test of `c.seq` on the index alone: a candidate that fails it is not read, level null. */
+  probe: Fragment | null = null,
+): Promise<{ seq: string; level: RelevanceLevel | null; send_count: number }[]> {
+  const n = plan.words.length;
+  return await sql`
+    with per_word as materialized (
+      select (e->>'o')::int as o,
+        array(select jsonb_array_elements_text(e->'exact'))::bigint[] as exact_ids,
+        array(select jsonb_array_elements_text(e->'tags'))::bigint[] as tag_ids,
+        array(select jsonb_array_elements_text(e->'near'))::bigint[] as near_ids
+      from jsonb_array_elements(${JSON.stringify(plan.words)}::text::jsonb) e),
+    candidates as materialized (
+      select seq, ${probe ?? sql`true`} as pass from (${candidates}) c)
+    select c.seq::text as seq, i.send_count, case
+        when f.worst is null or not i.tag_ids @> ${plan.wanted}::bigint[]
+          or i.tag_ids && ${plan.excluded}::bigint[] then null
+        -- Both texts read as the caption's words are (domain/caption_text.ts wordsOf: NFKC, lower
+        -- case, letters and digits), the same way, so that the phrase test compares like with like.
+        -- A one-word phrase is implied by its word exactly in the caption.
+        when f.worst = 3 and (${phrase.implied} or position(
+            ' ' || btrim(regexp_replace(lower(normalize(${phrase.text}::text, NFKC)),
               '[^[:alnum:]]+', ' ', 'g')) || ' '
             in ' ' || btrim(regexp_replace(lower(normalize(i.text, NFKC)), '[^[:alnum:]]+', ' ', 'g'))
               || ' '
-          ) > 0 then 4
-          else f.worst end as level
-      from candidates c join images i on i.seq = c.seq
-      -- How well the image matched its worst word (null: some word not at all), on its own
-      -- word_ids and tag_ids: no probe per candidate and way.
-      cross join lateral (
-        select case when count(*) = ${opts.words.length} and bool_and(l is not null) then min(l) end
-          as worst
-        from (
-          select case
-            when i.word_ids && p.exact_ids then 3
-            when i.tag_ids && p.tag_ids then 2
-            when i.word_ids && p.near_ids then 1 end as l
-          from per_word p) m) f
-      where f.worst is not null and (select known from wanted)
-        and i.tag_ids @> (select ids from wanted)
-        and not (i.tag_ids && (select ids from excluded)))
-    select ${COLUMNS(sql)}, ${TAGS(sql)}, i.level
-    from ranked i
-    where (i.level, i.send_count, i.seq) < (${after.level}::int, ${after.sendCount}::int,
-      ${after.seq}::bigint)
-    order by i.level desc, i.send_count desc, i.seq desc
-    limit ${opts.limit}`;
+          ) > 0) then 4
+        else f.worst end as level
+    from candidates c
+    left join lateral (select * from images i where c.pass and i.seq = c.seq offset 0) i on true
+    -- How well the image matched its worst word (null: some word not at all), on its own
+    -- word_ids and tag_ids: no probe per candidate and way.
+    cross join lateral (
+      select case when count(*) = ${n} and bool_and(l is not null) then min(l) end as worst
+      from (
+        select case
+          when i.word_ids && p.exact_ids then 3
+          when i.tag_ids && p.tag_ids then 2
+          when i.word_ids && p.near_ids then 1 end as l
+        from per_word p) m) f`;
+}
+
+/** Whether `phrase`, read as captions are, is the one word `words` holds. */
+function phraseIsTheWord(phrase: string, words: string[]): boolean {
+  const runs = phrase.normalize("NFKC").toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
+  return words.length === 1 && runs.length === 1 && runs[0] === words[0];
+}
+
+/** Whether `a` ranks before `b`: level, then send count, then newest. */
+function before(a: Ranked, b: Ranked): boolean {
+  if (a.level !== b.level) return a.level > b.level;
+  if (a.sendCount !== b.sendCount) return a.sendCount > b.sendCount;
+  return a.seq > b.seq;
+}
+
+/**
+ * One page of the images matching every word of `words` (from queryWords()), best first; `phrase`
+ * is the whole query, whose words in order in the caption make the best level.
+ */
+export async function searchByRelevance(
+  sql: Sql,
+  opts: {
+    words: string[];
+    phrase: string;
+    tags: string[];
+    exclude: string[];
+    limit: number;
+    after: RelevanceCursor | null;
+    /** Smallest trigram similarity of a near spelling (SIMILARITY_THRESHOLD). */
+    threshold: number;
+    /** Most near spellings looked up for a word the dictionary does not hold. */
+    candidates: number;
+    /** Most candidate images read (MAX_RELEVANCE_CANDIDATES; tests set less). */
+    examine?: number;
+    /** The first batch of a probing stage, at least (PROBE_BATCH; tests set less). */
+    probeBatch?: number;
+  },
+): Promise<RelevanceHit[]> {
+  if (!opts.words.length || opts.limit < 1) throw new RangeError("a search needs words and a page");
+  const examine = opts.examine ?? MAX_RELEVANCE_CANDIDATES;
+  const plan = await planSearch(sql, opts);
+  if (!plan) return [];
+  const phrase = { text: opts.phrase, implied: phraseIsTheWord(opts.phrase, opts.words) };
+  const cursor: Ranked | null = opts.after
+    ? { level: opts.after.level, sendCount: opts.after.sendCount, seq: BigInt(opts.after.seq) }
+    : null;
+  const found = new Map<bigint, Ranked>();
+  const take = (rows: { seq: string; level: RelevanceLevel | null; send_count: number }[]) => {
+    for (const r of rows) {
+      const hit = { seq: BigInt(r.seq), level: r.level!, sendCount: r.send_count };
+      if (r.level !== null && (!cursor || before(cursor, hit))) found.set(hit.seq, hit);
+    }
+  };
+  // The sent images rank first within each level; there are few, read by the send-count index.
+  take(
+    await rank(
+      sql,
+      plan,
+      sql`select seq from images where send_count > 0 order by send_count desc, seq desc
+        limit ${examine}`,
+      phrase,
+    ),
+  );
+  // Then the driving word's ways, newest first, in the order of the best level each can reach.
+  const driver = plan.words.find((w) => w.o === plan.driver)!;
+  const others = plan.words.filter((w) => w !== driver);
+  // With more than one word, the images with every word exactly (levels 4 and 3) are found first,
+  // by a probe of the word index per candidate: only those are read before the page is known.
+  const allExact = others.length > 0 && plan.words.every((w) => w.exact.length > 0);
+  const exactProbe = allExact
+    ? others.map((w) =>
+      sql`exists (select 1 from image_words p
+        where p.image_seq = c.seq and p.word_id = any(${w.exact}::bigint[]))`
+    ).reduce((a, b) => sql`${a} and ${b}`)
+    : null;
+  const stages: Stage[] = [
+    ...(exactProbe
+      ? [{ table: "image_words" as const, ids: driver.exact, best: 4, probe: exactProbe }]
+      : []),
+    { table: "image_words", ids: driver.exact, best: others.length ? 2 : 4, probe: null },
+    { table: "image_tags", ids: driver.tags, best: 2, probe: null },
+    { table: "image_words", ids: driver.near, best: 1, probe: null },
+  ];
+  let read = 0;
+  const certain = (best: number) =>
+    [...found.values()].filter((h) => h.level >= best).length >= opts.limit;
+  for (const [s, stage] of stages.entries()) {
+    if (!stage.ids.length) continue;
+    let below = 9223372036854775807n;
+    // A page's worth first (all a one-word search reads), then twice the last batch each time;
+    // a probing stage, whose misses cost an index probe each, four times as much at once.
+    const growth = stage.probe ? 4 : 2;
+    let batch = stage.probe ? Math.max(4 * opts.limit, opts.probeBatch ?? PROBE_BATCH) : opts.limit;
+    while (read < examine && !certain(stage.best)) {
+      const size = Math.min(batch, examine - read);
+      const column = stage.table === "image_words" ? sql`word_id` : sql`tag_id`;
+      const rows = await rank(
+        sql,
+        plan,
+        sql`select seq from (
+          select distinct x.seq from unnest(${stage.ids}::bigint[]) w(id) cross join lateral (
+            select e.image_seq as seq from ${sql(stage.table)} e
+            where e.${column} = w.id and e.image_seq < ${below.toString()}::bigint
+            order by e.image_seq desc limit ${size}) x) c
+          order by seq desc limit ${size}`,
+        phrase,
+        stage.probe,
+      );
+      take(rows);
+      read += rows.length;
+      if (rows.length < size) break;
+      below = rows.reduce((m, r) => (BigInt(r.seq) < m ? BigInt(r.seq) : m), below);
+      batch *= growth;
+    }
+    // The probing stage has a budget of its own: it reads the index, and only its hits' rows.
+    if (stage.probe) read = 0;
+    // What a later stage reads can reach no more than its best level.
+    const next = stages.slice(s + 1).find((t) => t.ids.length)?.best ?? 0;
+    if (certain(next) || read >= examine) break;
+  }
+  const page = [...found.values()].sort((a, b) => (before(a, b) ? -1 : 1)).slice(0, opts.limit);
+  if (!page.length) return [];
+  const rows = await sql<ImageWithTags[]>`
+    select ${COLUMNS(sql)}, ${TAGS(sql)} from images i
+    where i.seq = any(${page.map((h) => h.seq.toString())}::bigint[])`;
+  const bySeq = new Map(rows.map((r) => [r.seq, r]));
+  return page.flatMap((h) => {
+    const row = bySeq.get(h.seq.toString());
+    return row ? [{ ...row, level: h.level }] : [];
+  });
 }

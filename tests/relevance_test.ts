@@ -122,7 +122,7 @@ Deno.test("the library page offers Best match when there are words, and lists in
   assert.doesNotMatch(plain, /Best match/);
 });
 
-Deno.test("a relevance search examines at most its bound: the newest images of its rarest word", async () => {
+Deno.test("a relevance search examines at most its bound: the sent, then the newest of its rarest word", async () => {
   // "this" and "fine" both have six images' worth of ways; the first word drives on a tie.
   const hits = await searchByRelevance(svc.services.sql, {
     words: ["this", "fine"],
@@ -135,9 +135,60 @@ Deno.test("a relevance search examines at most its bound: the newest images of i
     candidates: MAX_CANDIDATES_PER_WORD,
     examine: 2,
   });
-  // The two newest images with "this", ranked: every word exact, then through a tag (the alias).
+  // The sent image (the oldest), then the two newest images with "this", ranked: every word
+  // exact, then through a tag (the alias). The phrase match between them is not read.
   assert.deepEqual(hits.map((h) => [h.short_id, h.level]), [
+    [phrase.short_id, 4],
     [allExact.short_id, 3],
     [throughAlias.short_id, 2],
+  ]);
+});
+
+Deno.test("the reading goes on while an unread image could rank higher", async () => {
+  // An old phrase match under newer images of every word exact; then newer tag matches.
+  const old = await seed("zetafish omegaroot");
+  const exact = [];
+  for (let i = 0; i < 5; i++) exact.push(await seed(`omegaroot zetafish ${i}`));
+  const tagged = [];
+  for (let i = 0; i < 3; i++) tagged.push(await seed("zetafish", ["omegaroot"]));
+  const search = (limit: number) =>
+    searchByRelevance(svc.services.sql, {
+      words: ["zetafish", "omegaroot"],
+      phrase: "zetafish omegaroot",
+      tags: [],
+      exclude: [],
+      limit,
+      after: null,
+      threshold: SIMILARITY_THRESHOLD,
+      candidates: MAX_CANDIDATES_PER_WORD,
+      probeBatch: 1,
+    });
+  // Images with both words are read from the newest in batches of 4, 16: the phrase match is in
+  // the second.
+  assert.deepEqual((await search(1)).map((h) => [h.short_id, h.level]), [[old.short_id, 4]]);
+  assert.deepEqual((await search(7)).map((h) => h.short_id), [
+    old.short_id,
+    ...exact.map((i) => i.short_id).reverse(),
+    tagged[2].short_id,
+  ]);
+});
+
+Deno.test("a phrase of more words than the search keeps is still tested as a phrase", async () => {
+  // "is" is too short to search by, but the phrase keeps it.
+  const inOrder = await seed("is quuxly");
+  const reversed = await seed("quuxly is");
+  const hits = await searchByRelevance(svc.services.sql, {
+    words: ["quuxly"],
+    phrase: "is quuxly",
+    tags: [],
+    exclude: [],
+    limit: 5,
+    after: null,
+    threshold: SIMILARITY_THRESHOLD,
+    candidates: MAX_CANDIDATES_PER_WORD,
+  });
+  assert.deepEqual(hits.map((h) => [h.short_id, h.level]), [
+    [inOrder.short_id, 4],
+    [reversed.short_id, 3],
   ]);
 });
