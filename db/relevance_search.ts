@@ -258,7 +258,15 @@ export async function searchByRelevance(
       if (r.level !== null && (!cursor || before(cursor, hit))) found.set(hit.seq, hit);
     }
   };
-  // The sent images rank first within each level; there are few, read by the send-count index.
+  const driver = plan.words.find((w) => w.o === plan.driver)!;
+  // The sent images rank first within each level: read by the send-count index, and only those
+  // that carry one of the driving word's ways (a probe of the word and tag indexes each) are read
+  // in full, so that a board of many sent images does not read them all for every search.
+  const words = [...driver.exact, ...driver.near];
+  const carriesDriver = sql`(exists (select 1 from image_words p
+      where p.word_id = any(${words}::bigint[]) and p.image_seq = c.seq)
+    or exists (select 1 from image_tags p
+      where p.tag_id = any(${driver.tags}::bigint[]) and p.image_seq = c.seq))`;
   take(
     await rank(
       sql,
@@ -266,10 +274,10 @@ export async function searchByRelevance(
       sql`select seq from images where send_count > 0 order by send_count desc, seq desc
         limit ${examine}`,
       phrase,
+      carriesDriver,
     ),
   );
   // Then the driving word's ways, newest first, in the order of the best level each can reach.
-  const driver = plan.words.find((w) => w.o === plan.driver)!;
   const others = plan.words.filter((w) => w !== driver);
   // With more than one word, the images with every word exactly (levels 4 and 3) are found first,
   // by a probe of the word index per candidate: only those are read before the page is known.

@@ -192,3 +192,24 @@ Deno.test("a phrase of more words than the search keeps is still tested as a phr
     [reversed.short_id, 3],
   ]);
 });
+
+Deno.test("a sent image matched only through a tag comes first among the tag matches", async () => {
+  const tag = `glorbnax_${crypto.randomUUID().slice(0, 8)}`;
+  const sent = await seed("nothing about it", [tag]);
+  await seed("nothing either", [tag]);
+  const newest = await seed("still nothing", [tag]);
+  await svc.db.sql`update images set send_count = 1 where short_id = ${sent.short_id}`;
+  const search = (limit: number) =>
+    searchByRelevance(svc.services.sql, {
+      words: [tag.split("_")[1]],
+      phrase: tag.split("_")[1],
+      tags: [],
+      exclude: [],
+      limit,
+      after: null,
+      threshold: SIMILARITY_THRESHOLD,
+      candidates: MAX_CANDIDATES_PER_WORD,
+    });
+  assert.deepEqual((await search(1)).map((h) => [h.short_id, h.level]), [[sent.short_id, 2]]);
+  assert.deepEqual((await search(2)).map((h) => h.short_id), [sent.short_id, newest.short_id]);
+});
