@@ -12,7 +12,8 @@ export const MAX_COMPLETIONS = 8;
 
 /**
  * Most images one suggestion reads: the newest of those carrying the rarer side (the rarest
- * finished word, or the completions together). A caption outside them is not suggested.
+ * finished word, or each completion's newest, an equal share each). A caption outside them is not
+ * suggested.
  */
 export const MAX_SUGGEST_IMAGES = 200;
 
@@ -52,7 +53,9 @@ export async function suggestCaptions(
       select distinct seq from (
         select x.seq from completions c cross join lateral (
           select iw.image_seq as seq from image_words iw where iw.word_id = c.id
-          order by iw.image_seq desc limit ${examine}) x
+          order by iw.image_seq desc
+          -- An equal share each: the newest of every completion, not of the most used one only.
+          limit (select (${examine} + count(*) - 1) / greatest(count(*), 1) from completions)) x
         where not (select yes from from_finished)
         union all
         select x.seq from caption_words cw cross join lateral (

@@ -59,3 +59,10 @@ Deno.test("at most the bound of images is read, the newest", async () => {
   assert.deepEqual(await suggest([], "frobn", 2), ["frobnicate three", "frobnicate two"]);
   assert.equal((await suggest([], "frobn")).length, 3);
 });
+
+Deno.test("each completion of the beginning gets its share of the bound", async () => {
+  await seed("wugmo the elder");
+  for (let i = 0; i < 3; i++) await seed(`wuggaboo ${i}`);
+  // Two completions, a bound of two: the newest of each, not the two newest of the commoner.
+  assert.deepEqual(await suggest([], "wug", 2), ["wuggaboo 2", "wugmo the elder"]);
+});
