@@ -7,7 +7,8 @@
  * are skipped (no browser found) or fail (none found in CI). It builds the client bundle first when there is none.
  * The tests run in a shuffled order whose seed it prints (TEST_SHUFFLE_SEED replays one; see
  * tests/_harness/shuffle.ts), so no file may depend on the order of its tests.
- * Extra arguments are passed to `deno test` (for example a single file).
+ * Extra arguments are passed to `deno test` (for example a single file). It does not type-check:
+ * `deno task check` does (before the tests in `deno task ok` and CI).
  */
 import { browserChoice } from "./_harness/browser.ts";
 import { dropRunDatabases, newTestRun } from "./_harness/db.ts";
@@ -55,7 +56,17 @@ try {
   }
   const child = new Deno.Command(Deno.execPath(), {
     // The tests' lockfile: the service's (deno.lock) holds only what the service runs.
-    args: ["test", "-A", "--parallel", `--lock=${TEST_LOCK}`, ...order, ...Deno.args],
+    // `--no-check`: type-checking is `deno task check`'s, which `deno task ok` and .ci/run run
+    // before the tests; checked again here it held every test file back (docs/testing.md).
+    args: [
+      "test",
+      "-A",
+      "--parallel",
+      "--no-check",
+      `--lock=${TEST_LOCK}`,
+      ...order,
+      ...Deno.args,
+    ],
     env: { TEST_DATABASE_URL: server.url, ...run.env },
     stdin: "null",
   }).spawn();

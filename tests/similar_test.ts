@@ -16,16 +16,16 @@ const auth = await authHeader(svc.app);
 const json = { ...auth, "content-type": "application/json" };
 // Two distinct sources (a photo, a drawing) and reposts of the photo.
 const [photo, drawing] = await makeSources(2, 2211);
-const photoReposts = await makeVariants(photo);
+const photoReposts = await makeVariants(photo, undefined, ["png", "webp", "avif", "watermark"]);
 
 /**
  * Sources no other test uploads (a photo of its own seed, its reposts, a drawing): a test that
  * counts near-duplicates or pairs sees only its own images, whichever tests ran before it.
  */
 let seed = 3100;
-async function ownSources() {
+async function ownSources(...wanted: string[]) {
   const [photo, drawing] = await makeSources(2, seed++);
-  return { photo, drawing, reposts: await makeVariants(photo) };
+  return { photo, drawing, reposts: await makeVariants(photo, undefined, wanted) };
 }
 
 type Similar = { short_id: string; distance: number };
@@ -41,7 +41,7 @@ async function similarOf(id: string, query = "") {
 }
 
 Deno.test("an upload lists its near-duplicates (201 and 200) and the search finds them both ways", async () => {
-  const { photo, drawing, reposts } = await ownSources();
+  const { photo, drawing, reposts } = await ownSources("jpeg q30");
   const first = await post(photo.bytes);
   assert.equal(first.status, 201);
   assert.deepEqual(first.body.similar, []);
@@ -134,7 +134,7 @@ Deno.test("a merge that would pass 50 tags changes nothing", async () => {
 
 Deno.test("GET /duplicates lists recorded pairs, most shared tags first", async () => {
   const shared = randomTag("dup");
-  const { reposts } = await ownSources();
+  const { reposts } = await ownSources("brightness +10%", "brightness -10%", "jpeg q30");
   const a = await post(reposts.find((v) => v.name === "brightness +10%")!.bytes, [shared]);
   const b = await post(reposts.find((v) => v.name === "brightness -10%")!.bytes, [shared]);
   // A third repost with no tags: two more pairs, sharing none, to be listed after a and b's.

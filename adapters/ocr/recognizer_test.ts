@@ -42,34 +42,48 @@ const jpeg = async (b: Buffer) => new Uint8Array(await sharp(b).jpeg({ quality: 
  * 0.4-5.5 s. Started on first use, closed after the file (whatever order the tests run in).
  * Quality, not speed: its reads may take 300 s (at nice 19 on two cores shared with the rest of
  * the suite, reads passed the service's 30 s at a load average of 27); the time-limit test gives
- * its reads their own limits.
+ * its reads their own limits. Two engines: the tests that read several images read two at a
+ * time (readAll), which at nice 19 use a core each where the rest of the suite leaves them free,
+ * and the priority test looks at two engines without starting its own.
  */
 let shared: Promise<CaptionReader> | undefined;
 const warmReader = () =>
-  shared ??= CaptionReader.start({ timeoutMs: 300_000 }).catch((e) => {
+  shared ??= CaptionReader.start({ timeoutMs: 300_000, workers: 2 }).catch((e) => {
     shared = undefined; // a start that failed is tried again by the next test, not reused
     throw e;
   });
 Deno.test.afterAll(async () => await (await shared)?.close());
 
+/**
+ * The text `reader` reads on each of `images`, in their order, the reads sent at once (the
+ * reader gives each a free engine); every read is settled before the first failure is thrown.
+ */
+async function readAll(reader: CaptionReader, images: Uint8Array[]): Promise<string[]> {
+  const reads = await Promise.allSettled(images.map((image) => reader.read(image)));
+  return reads.map((r) => {
+    if (r.status === "rejected") throw r.reason;
+    return r.value.text;
+  });
+}
+
 Deno.test("CaptionReader.read() reads captions exactly, top band first", async () => {
   const reader = await warmReader();
-  same((await reader.read(await jpeg(await meme({ top: "THIS IS FINE" })))).text, "this is fine");
-  same(
-    (await reader.read(await jpeg(await meme({ top: "ME WHEN", bottom: "THUMBS UP" })))).text,
-    "me when thumbs up",
-  );
-  same(
-    (await reader.read(new Uint8Array(await barCaption("Nobody: my code")))).text,
-    "nobody my code",
-  );
+  const [fine, thumbs, nobody] = await readAll(reader, [
+    await jpeg(await meme({ top: "THIS IS FINE" })),
+    await jpeg(await meme({ top: "ME WHEN", bottom: "THUMBS UP" })),
+    new Uint8Array(await barCaption("Nobody: my code")),
+  ]);
+  same(fine, "this is fine");
+  same(thumbs, "me when thumbs up");
+  same(nobody, "nobody my code");
 });
 
 Deno.test("CaptionReader.read() returns an empty text for a photo without text", async () => {
   const reader = await warmReader();
-  for await (const photo of textFreePhotos(6, 3)) {
-    assert.equal((await reader.read(photo.bytes)).text, "", photo.name);
-  }
+  const photos = await Array.fromAsync(textFreePhotos(6, 3));
+  assert.equal(photos.length, 6);
+  const texts = await readAll(reader, photos.map((p) => p.bytes));
+  photos.forEach((photo, i) => assert.equal(texts[i], "", photo.name));
 });
 
 Deno.test("CaptionReader.read() reads a PNG with alpha, frame 0 of a GIF, and an EXIF-rotated JPEG", async () => {
@@ -87,19 +101,24 @@ Deno.test("CaptionReader.read() reads a PNG with alpha, frame 0 of a GIF, and an
       blend: "dest-in",
     }]).png().toBuffer();
   assert.equal((await sharp(faded).metadata()).hasAlpha, true);
-  same((await reader.read(new Uint8Array(faded))).text, "see you later");
 
   const frames = [await meme({ top: "FIRST FRAME" }), await meme({ top: "SECOND FRAME" })];
   const gif = await sharp(frames, { join: { animated: true } }).gif().toBuffer();
   assert.equal((await sharp(gif).metadata()).pages, 2);
-  same((await reader.read(new Uint8Array(gif))).text, "first frame");
 
   // Stored lying on its side; orientation 6 says "turn 90 degrees clockwise to show".
   const upright = await meme({ top: "PLOT TWIST", width: 800, height: 600 });
   const rotated = await sharp(upright).rotate(270).withMetadata({ orientation: 6 }).jpeg()
     .toBuffer();
   assert.equal((await sharp(rotated).metadata()).width, 600);
-  same((await reader.read(new Uint8Array(rotated))).text, "plot twist");
+
+  const [fadedText, gifText, rotatedText] = await readAll(
+    reader,
+    [faded, gif, rotated].map((b) => new Uint8Array(b)),
+  );
+  same(fadedText, "see you later");
+  same(gifText, "first frame");
+  same(rotatedText, "plot twist");
 });
 
 /** A page of small print: each band takes the engine a second or more, unlike a caption. */
@@ -161,19 +180,18 @@ Deno.test("CaptionReader.read() stops at its time limit with a TimeoutError and 
 });
 
 Deno.test("CaptionReader runs its engines in processes at nice 19; this process stays at 0", async () => {
-  const reader = await CaptionReader.start({ workers: 2 });
-  try {
-    const pids = await reader.pids();
-    assert.equal(pids.length, 2);
-    for (const pid of pids) {
-      const threads = threadNices(pid);
-      assert.ok(threads.some((t) => t.name.startsWith("worker")), "the engine's thread");
-      assert.deepEqual(threads.filter((t) => t.nice !== 19), [], `process ${pid}`);
-    }
-    assert.equal(threadNices(Deno.pid).find((t) => t.tid === Deno.pid)?.nice, 0);
-  } finally {
-    await reader.close();
+  // The shared reader's two engines (or those that replaced them: a replacement starts the same
+  // way, engine.ts).
+  const reader = await warmReader();
+  const pids = await reader.pids();
+  assert.equal(pids.length, 2);
+  assert.ok(!pids.includes(Deno.pid));
+  for (const pid of pids) {
+    const threads = threadNices(pid);
+    assert.ok(threads.some((t) => t.name.startsWith("worker")), "the engine's thread");
+    assert.deepEqual(threads.filter((t) => t.nice !== 19), [], `process ${pid}`);
   }
+  assert.equal(threadNices(Deno.pid).find((t) => t.tid === Deno.pid)?.nice, 0);
 });
 
 Deno.test("CaptionReader's engines run at nice 19 when started from the raised event loop's thread", async () => {

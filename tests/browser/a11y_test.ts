@@ -73,7 +73,7 @@ await setImageCaption(svc.services.sql, handWritten.short_id, "WHEN THE CODE WOR
 await setImageCaption(svc.services.sql, wordless.short_id, "", "ocr");
 
 const [photo] = await makeSources(1, 31);
-const reposts = await makeVariants(photo);
+const reposts = await makeVariants(photo, undefined, ["brightness +10%", "gif frame 0"]);
 const repost = (name: string) => reposts.find((v) => v.name.startsWith(name))!.bytes;
 const original = await seed(photo.bytes, ["photo", "landscape"]);
 await seed(repost("brightness +10%"), ["photo"]);

@@ -90,9 +90,10 @@ async function imageCount(): Promise<number> {
 }
 
 let nextSeed = 71;
-async function ownPicture() {
+/** A photo and another picture of their own, and the photo's reposts named in `wanted`. */
+async function ownPicture(...wanted: string[]) {
   const [photo, other] = await makeSources(2, nextSeed++);
-  const reposts = await makeVariants(photo);
+  const reposts = await makeVariants(photo, undefined, wanted);
   return { photo, other, variant: (n: string) => reposts.find((v) => v.name.startsWith(n))!.bytes };
 }
 
@@ -424,7 +425,7 @@ Deno.test("where files cannot be shared the link is, and with no share sheet the
 });
 
 Deno.test("search by image in the library finds a recompressed copy, and not an unrelated picture", async () => {
-  const { photo, other, variant } = await ownPicture();
+  const { photo, other, variant } = await ownPicture("jpeg q30");
   const original = await seed(photo.bytes, [randomTag("original")]);
   const context = await phone();
   try {
@@ -490,7 +491,7 @@ Deno.test("pasting an image into the search field searches by it; past the limit
 });
 
 Deno.test("the upload page checks each file first and offers the image the board already has", async () => {
-  const { photo, variant } = await ownPicture();
+  const { photo, variant } = await ownPicture("webp");
   const oldTag = randomTag("old");
   const original = await seed(photo.bytes, [oldTag]);
   const context = await phone({ signedIn: true });
