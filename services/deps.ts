@@ -36,12 +36,20 @@ export interface VideoTool {
     duration: number;
     audio: boolean;
   }>;
-  /** A PNG of the representative frame among the first seconds. */
+  /**
+   * A PNG of the representative frame among the first seconds (from `fromSeconds`), its longest
+   * side at most `maxSide`; a `background` job's run waits in its own lane, never in the upload
+   * path's.
+   */
   frame(
     bytes: Uint8Array,
     demuxer: "mov" | "webm" | "gif",
-    signal?: AbortSignal,
-    fromSeconds?: number,
+    options?: {
+      signal?: AbortSignal;
+      fromSeconds?: number;
+      background?: boolean;
+      maxSide?: number;
+    },
   ): Promise<Uint8Array>;
   /** The MP4 rendition (H.264, no sound, faststart) of a video or a GIF. */
   mp4(

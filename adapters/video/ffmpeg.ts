@@ -9,9 +9,13 @@
  *   file's protocol or the network (`concat`, `hls`, `http`, `tcp`... are refused);
  * - a time limit (the child is killed), a memory limit (`prlimit --as`, util-linux, when it is
  *   installed: there is no shell to run `ulimit -v` in; without prlimit the time limit and the
- *   bounded output are the only bounds, which the start-up log says), low priority (`nice -n 10`);
- * - at most `concurrency` runs at once, the others waiting in turn for at most their own time
- *   limit (then `VideoBusyError`).
+ *   bounded output are the only bounds, which the start-up log says), low priority (`nice -n 10`,
+ *   a background run `nice -n 19`);
+ * - at most `concurrency` runs at once in each of two lanes, the others waiting in turn: the
+ *   upload path's (a probe, a poster) for at most their own time limit (then `VideoBusyError`),
+ *   the background's (renditions, previews, caption frames) for at most BACKGROUND_WAIT_MS. A
+ *   rendition that takes a minute never holds the slot an upload's probe needs (B17's upload
+ *   rows: with one lane, each MP4 upload waited for the rendition before it).
  *
  * @module
  */
@@ -40,6 +44,20 @@ export class VideoBusyError extends Error {
 
 /** The input demuxers a sniffed moving image may be read with (domain/image_sniff.ts). */
 export type Demuxer = "mov" | "webm" | "gif";
+
+/** Where a frame is taken from, and for whom. */
+export interface FrameOptions {
+  signal?: AbortSignal;
+  /** Where the seconds it is chosen from start (a caption's second try). */
+  fromSeconds?: number;
+  /** A background job's (a caption's): its lane, not the upload path's. */
+  background?: boolean;
+  /**
+   * The frame's longest side at most (a poster needs no more than the thumbnail's): the frames
+   * it is chosen among are scaled down first, which the choice costs much less on.
+   */
+  maxSide?: number;
+}
 
 /** What an MP4 rendition is made with. */
 export interface Mp4Options {
@@ -83,8 +101,15 @@ const MAX_STDOUT_BYTES = 256 * 1024 * 1024;
 const MAX_STDERR_BYTES = 16 * 1024;
 /** The seconds of video the representative frame is chosen from. */
 const FRAME_SECONDS = 3;
+/** The frames a second among which it is chosen (not all of them: B17's upload rows). */
+const FRAME_RATE = 10;
 /** How long a run's output may stay open after the process has exited. */
 const PIPE_GRACE_MS = 1000;
+/**
+ * Longest a background run waits for its lane: behind a few renditions, each bounded by its own
+ * limit (VIDEO_RENDITION_TIMEOUT_SECONDS); then VideoBusyError, and its job is retried later.
+ */
+export const BACKGROUND_WAIT_MS = 10 * 60_000;
 
 async function isFile(path: string): Promise<boolean> {
   try {
@@ -103,22 +128,23 @@ export function ffprobePath(ffmpegPath: string): string {
 /** Runs of ffmpeg and ffprobe, confined as the module says. */
 export class Ffmpeg {
   readonly #slots: Slots;
-  readonly #prefix: string[];
+  readonly #backgroundSlots: Slots;
+  readonly #limit: string[];
 
   private constructor(
     readonly options: FfmpegOptions,
     readonly prlimit: string | null,
     readonly nice: string | null,
   ) {
-    this.#slots = new Slots(
-      options.concurrency,
-      options.timeoutMs,
-      () => new VideoBusyError("Every video slot stayed busy; try again shortly"),
-    );
-    this.#prefix = [
-      ...(prlimit ? [prlimit, `--as=${options.memoryBytes}`, "--"] : []),
-      ...(nice ? [nice, "-n", "10"] : []),
-    ];
+    const busy = () => new VideoBusyError("Every video slot stayed busy; try again shortly");
+    this.#slots = new Slots(options.concurrency, options.timeoutMs, busy);
+    this.#backgroundSlots = new Slots(options.concurrency, BACKGROUND_WAIT_MS, busy);
+    this.#limit = prlimit ? [prlimit, `--as=${options.memoryBytes}`, "--"] : [];
+  }
+
+  /** The command line before the binary: the memory limit, then the lane's priority. */
+  #prefix(background: boolean): string[] {
+    return [...this.#limit, ...(this.nice ? [this.nice, "-n", background ? "19" : "10"] : [])];
   }
 
   /** FFmpeg at `options.ffmpegPath` with ffprobe beside it, or FfmpegMissingError. */
@@ -140,13 +166,13 @@ export class Ffmpeg {
       await find(options.nicePath, "/usr/bin/nice"),
     );
     // One probe of nothing proves the binaries run here (a wrong architecture, a missing library).
-    await ffmpeg.#run(ffmpeg.options.ffmpegPath, ["-hide_banner", "-version"]);
+    await ffmpeg.#run(ffmpeg.options.ffmpegPath, ["-hide_banner", "-version"], {});
     return ffmpeg;
   }
 
-  /** Runs going on now. */
+  /** Runs going on now, in both lanes. */
   get running(): number {
-    return this.#slots.held;
+    return this.#slots.held + this.#backgroundSlots.held;
   }
 
   /** What ffprobe finds in `bytes` read with `demuxer` alone. */
@@ -158,22 +184,23 @@ export class Ffmpeg {
         "format=duration:stream=codec_type,codec_name,width,height,duration",
         "-of",
         "json",
-      ], signal);
+      ], { signal });
       return parseProbe(new TextDecoder().decode(out));
     });
   }
 
   /**
-   * A PNG of the representative frame among the first seconds (FFmpeg's `thumbnail` filter: the
-   * frame nearest the average, so not a black fade-in).
+   * A PNG of the representative frame among the first seconds, FRAME_RATE frames a second of them
+   * (FFmpeg's `thumbnail` filter: the frame nearest the average, so not a black fade-in).
    */
   async frame(
     bytes: Uint8Array,
     demuxer: Demuxer,
-    signal?: AbortSignal,
-    /** Where the seconds it is chosen from start (a caption's second try). */
-    fromSeconds = 0,
+    { signal, fromSeconds = 0, background = false, maxSide }: FrameOptions = {},
   ): Promise<Uint8Array> {
+    const fit = maxSide
+      ? `scale=w='min(${maxSide},iw)':h='min(${maxSide},ih)':force_original_aspect_ratio=decrease,`
+      : "";
     return await this.#withInput(bytes, async (path) => {
       const out = await this.#run(this.options.ffmpegPath, [
         "-hide_banner",
@@ -186,7 +213,7 @@ export class Ffmpeg {
         "0:v:0",
         "-an",
         "-vf",
-        "thumbnail=n=90",
+        `fps=${FRAME_RATE},${fit}thumbnail=n=${FRAME_SECONDS * FRAME_RATE}`,
         "-frames:v",
         "1",
         "-f",
@@ -194,7 +221,7 @@ export class Ffmpeg {
         "-c:v",
         "png",
         "pipe:1",
-      ], signal);
+      ], { signal, background });
       if (out.length === 0) throw new FfmpegRunError("FFmpeg found no frame to show");
       return out;
     });
@@ -296,8 +323,7 @@ export class Ffmpeg {
             "-y",
             `file:${out}`,
           ],
-          signal,
-          options.timeoutMs,
+          { signal, timeoutMs: options.timeoutMs, background: true },
         );
         return await Deno.readFile(out);
       } finally {
@@ -316,16 +342,24 @@ export class Ffmpeg {
     }
   }
 
-  /** One confined run of `binary`; its standard output, or a FfmpegRunError/TimeoutError. */
+  /**
+   * One confined run of `binary` in its lane; its standard output, or a FfmpegRunError or
+   * FfmpegTimeoutError. `timeoutMs`: this run's limit (default the configured one).
+   */
   async #run(
     binary: string,
     args: string[],
-    signal?: AbortSignal,
-    timeoutMs = this.options.timeoutMs,
+    { signal, timeoutMs = this.options.timeoutMs, background = false }: {
+      signal?: AbortSignal;
+      timeoutMs?: number;
+      background?: boolean;
+    },
   ): Promise<Uint8Array> {
-    using _slot = await this.#slots.take(timeoutMs);
+    using _slot = background
+      ? await this.#backgroundSlots.take()
+      : await this.#slots.take(timeoutMs);
     signal?.throwIfAborted();
-    const [command, ...rest] = [...this.#prefix, binary, ...args];
+    const [command, ...rest] = [...this.#prefix(background), binary, ...args];
     const child = new Deno.Command(command, {
       args: rest,
       clearEnv: true,

@@ -42,7 +42,13 @@ Deno.test("a run gets a cleared environment, a forced demuxer and only file and 
     assert.ok(!out.includes("hunter2"), out);
     assert.ok(!out.includes("VIDEO_TEST_SECRET"), out);
     assert.match(out, / -protocol_whitelist file,pipe -f webm -i file:\/\S+reaction-video-/);
-    assert.match(out, / -map 0:v:0 -an -vf thumbnail=n=90 -frames:v 1 /);
+    assert.match(out, / -map 0:v:0 -an -vf fps=10,thumbnail=n=30 -frames:v 1 /);
+    // A poster's frames are scaled to its size before one is chosen.
+    const poster = text(await ffmpeg.frame(BYTES, "mov", { maxSide: 400 }));
+    assert.match(
+      poster,
+      / -vf fps=10,scale=w='min\(400,iw\)':h='min\(400,ih\)':force_original_aspect_ratio=decrease,thumbnail=n=30 /,
+    );
   } finally {
     Deno.env.delete("VIDEO_TEST_SECRET");
     await Deno.remove(dir, { recursive: true });
@@ -100,6 +106,34 @@ Deno.test("at most `concurrency` runs at once; a wait past the time limit is Vid
     const busy = await Promise.allSettled([1, 2, 3].map(() => short.frame(BYTES, "mov")));
     assert.ok(busy.some((r) => r.status === "rejected" && r.reason instanceof VideoBusyError));
     assert.equal(short.running, 0);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("a background run neither holds the upload path's slot nor runs at its priority", async () => {
+  // A rendition (libx264) lasts until the test releases it; anything else answers at once. Each
+  // run writes its nice value where its output goes: a file for a rendition, stdout for a frame.
+  const { dir, path } = await fakeFfmpeg(
+    'D="$(/usr/bin/dirname "$0")"; for a; do last="$a"; done; ' +
+      'case "$*" in *libx264*) /usr/bin/nice > "${last#file:}"; /bin/touch "$D/started"; ' +
+      'while [ ! -e "$D/release" ]; do /bin/sleep 0.05; done ;; ' +
+      "*) /usr/bin/nice ;; esac",
+  );
+  try {
+    // One slot, and a wait for it of 300 ms at most on the upload path.
+    const ffmpeg = await Ffmpeg.open(options(path, { timeoutMs: 300 }));
+    const rendition = ffmpeg.mp4(BYTES, "gif", { timeoutMs: 60_000, maxSeconds: 60 });
+    while (!await Deno.stat(`${dir}/started`).then(() => true, () => false)) {
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    // Sharing the slot, this frame would wait past its limit and be VideoBusyError.
+    assert.equal(text(await ffmpeg.frame(BYTES, "mov")).trim(), "10");
+    await Deno.writeTextFile(`${dir}/release`, "");
+    assert.equal(text(await rendition).trim(), "19");
+    // A caption's frame is a background run: the rendition's lane, at its priority.
+    assert.equal(text(await ffmpeg.frame(BYTES, "mov", { background: true })).trim(), "19");
+    assert.equal(ffmpeg.running, 0);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
