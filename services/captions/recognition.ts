@@ -211,11 +211,18 @@ export async function workRecognition(
     maxPixels: number;
     /** CAPTION_WORKERS: OCR processes, each reading one image at a time. */
     workers: number;
+    /** CAPTION_IDLE_SECONDS: how long they wait for work before they stop. */
+    idleMs?: number;
   },
 ): Promise<() => Promise<void>> {
-  const { sql, store, log, thumbnails, uploads, maxPixels, workers, video } = deps;
-  const reader = lazyReader(async () =>
-    (await import("../../adapters/ocr/recognizer.ts")).CaptionReader.start({ maxPixels, workers })
+  const { sql, store, log, thumbnails, uploads, maxPixels, workers, video, idleMs } = deps;
+  const reader = lazyReader(
+    async () =>
+      (await import("../../adapters/ocr/recognizer.ts")).CaptionReader.start({
+        maxPixels,
+        workers,
+      }),
+    idleMs,
   );
   await jobs.work(recognitionKind({
     sql,
