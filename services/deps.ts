@@ -51,17 +51,19 @@ export interface VideoTool {
       maxSide?: number;
     },
   ): Promise<Uint8Array>;
-  /** The MP4 rendition (H.264, no sound, faststart) of a video or a GIF. */
+  /**
+   * The MP4 rendition (H.264, no sound, faststart) of a video, a GIF or (`webp`) an animated WebP.
+   */
   mp4(
     bytes: Uint8Array,
-    demuxer: "mov" | "webm" | "gif",
+    demuxer: "mov" | "webm" | "gif" | "webp",
     options: { timeoutMs: number; maxSeconds: number },
     signal?: AbortSignal,
   ): Promise<Uint8Array>;
   /** The animated WebP preview (looping, at most `maxSide` px and `maxSeconds`) of the same. */
   preview(
     bytes: Uint8Array,
-    demuxer: "mov" | "webm" | "gif",
+    demuxer: "mov" | "webm" | "gif" | "webp",
     options: { timeoutMs: number; maxSeconds: number; maxSide: number },
     signal?: AbortSignal,
   ): Promise<Uint8Array>;

@@ -21,6 +21,7 @@
  */
 
 import { Slots } from "../../domain/slots.ts";
+import { type RawFrames, webpFrames } from "./animated_webp.ts";
 
 /** FFmpeg is not installed where FFMPEG_PATH points (or next to it, `ffprobe`). */
 export class FfmpegMissingError extends Error {
@@ -44,6 +45,12 @@ export class VideoBusyError extends Error {
 
 /** The input demuxers a sniffed moving image may be read with (domain/image_sniff.ts). */
 export type Demuxer = "mov" | "webm" | "gif";
+
+/**
+ * What a rendition is made from: a demuxer's input, or `webp`, an animated WebP decoded by sharp
+ * and piped to FFmpeg as raw frames (adapters/video/animated_webp.ts).
+ */
+export type Source = Demuxer | "webp";
 
 /** Where a frame is taken from, and for whom. */
 export interface FrameOptions {
@@ -233,7 +240,7 @@ export class Ffmpeg {
    */
   async mp4(
     bytes: Uint8Array,
-    demuxer: Demuxer,
+    demuxer: Source,
     options: Mp4Options,
     signal?: AbortSignal,
   ): Promise<Uint8Array> {
@@ -266,7 +273,7 @@ export class Ffmpeg {
    */
   async preview(
     bytes: Uint8Array,
-    demuxer: Demuxer,
+    demuxer: Source,
     options: Mp4Options & { maxSide: number },
     signal?: AbortSignal,
   ): Promise<Uint8Array> {
@@ -286,18 +293,51 @@ export class Ffmpeg {
   /**
    * The first video stream of `bytes` (no sound, subtitles, data or metadata), its first
    * `maxSeconds` through `filter`, encoded by `encode` as `format`. Written to a file: MP4's
-   * `faststart` moves the index after the fact, which a pipe cannot do.
+   * `faststart` moves the index after the fact, which a pipe cannot do. An animated WebP's frames
+   * come from sharp through standard input instead.
    */
   async #transcode(
     bytes: Uint8Array,
-    demuxer: Demuxer,
+    demuxer: Source,
     options: Mp4Options,
     format: "mp4" | "webp",
     filter: string,
     encode: string[],
     signal?: AbortSignal,
   ): Promise<Uint8Array> {
-    return await this.#withInput(bytes, async (path) => {
+    if (demuxer === "webp") {
+      const frames = await webpFrames(bytes, options.maxSeconds);
+      if (!frames) throw new FfmpegRunError("The WebP is not animated: it has no video to make");
+      const path = await Deno.makeTempFile({ prefix: "reaction-video-" });
+      try {
+        return await this.#encode(rawInputArgs(frames), path, options, format, filter, encode, {
+          signal,
+          input: frames.frames,
+        });
+      } finally {
+        await Deno.remove(path).catch(() => {});
+      }
+    }
+    return await this.#withInput(
+      bytes,
+      (path) =>
+        this.#encode(inputArgs(demuxer, path, "-loglevel"), path, options, format, filter, encode, {
+          signal,
+        }),
+    );
+  }
+
+  /** One encode of the input `input` names to `${path}.${format}`; the bytes written there. */
+  async #encode(
+    input: string[],
+    path: string,
+    options: Mp4Options,
+    format: "mp4" | "webp",
+    filter: string,
+    encode: string[],
+    { signal, input: stdin }: { signal?: AbortSignal; input?: AsyncIterable<Uint8Array> },
+  ): Promise<Uint8Array> {
+    {
       const out = `${path}.${format}`;
       try {
         await this.#run(
@@ -307,7 +347,7 @@ export class Ffmpeg {
             "-nostdin",
             "-t",
             String(options.maxSeconds),
-            ...inputArgs(demuxer, path, "-loglevel"),
+            ...input,
             "-map",
             "0:v:0",
             "-an",
@@ -323,13 +363,13 @@ export class Ffmpeg {
             "-y",
             `file:${out}`,
           ],
-          { signal, timeoutMs: options.timeoutMs, background: true },
+          { signal, timeoutMs: options.timeoutMs, background: true, input: stdin },
         );
         return await Deno.readFile(out);
       } finally {
         await Deno.remove(out).catch(() => {});
       }
-    });
+    }
   }
 
   async #withInput<T>(bytes: Uint8Array, use: (path: string) => Promise<T>): Promise<T> {
@@ -349,10 +389,12 @@ export class Ffmpeg {
   async #run(
     binary: string,
     args: string[],
-    { signal, timeoutMs = this.options.timeoutMs, background = false }: {
+    { signal, timeoutMs = this.options.timeoutMs, background = false, input }: {
       signal?: AbortSignal;
       timeoutMs?: number;
       background?: boolean;
+      /** Written to its standard input (raw frames), else it has none. */
+      input?: AsyncIterable<Uint8Array>;
     },
   ): Promise<Uint8Array> {
     using _slot = background
@@ -363,7 +405,7 @@ export class Ffmpeg {
     const child = new Deno.Command(command, {
       args: rest,
       clearEnv: true,
-      stdin: "null",
+      stdin: input ? "piped" : "null",
       stdout: "piped",
       stderr: "piped",
     }).spawn();
@@ -386,17 +428,32 @@ export class Ffmpeg {
       grace = setTimeout(() => pipes.abort(), PIPE_GRACE_MS);
       return s;
     });
+    // The input is written as FFmpeg reads it (one chunk of frames held at a time); a decoding
+    // that fails stops the run, and FFmpeg that stops reading ends the writing.
+    let inputError: unknown = null;
+    const feeding = input
+      ? feed(child.stdin, input).catch((err) => {
+        inputError = err;
+        kill();
+      })
+      : null;
     try {
       const [stdout, stderr] = await Promise.all([
         readCapped(child.stdout, MAX_STDOUT_BYTES, kill, pipes.signal),
         readCapped(child.stderr, MAX_STDERR_BYTES, null, pipes.signal),
         status,
+        feeding,
       ]);
       const { success, code } = await status;
       if (timedOut) {
         throw new FfmpegTimeoutError(`FFmpeg ran past its ${timeoutMs} ms limit and was stopped`);
       }
       signal?.throwIfAborted();
+      if (inputError) {
+        throw new FfmpegRunError(`The frames could not be decoded: ${inputError}`, {
+          cause: inputError,
+        });
+      }
       if (!success) {
         const last = new TextDecoder().decode(stderr).trim().split("\n").at(-1) ?? "";
         throw new FfmpegRunError(`FFmpeg could not read the video: ${last || `exit ${code}`}`);
@@ -408,6 +465,42 @@ export class Ffmpeg {
       signal?.removeEventListener("abort", kill);
     }
   }
+}
+
+/**
+ * Writes `input` to `stdin`, then closes it. FFmpeg that exits before reading it all (an error, a
+ * kill) breaks the pipe: the writing stops there, and the run's status says why.
+ */
+async function feed(stdin: WritableStream<Uint8Array>, input: AsyncIterable<Uint8Array>) {
+  const writer = stdin.getWriter();
+  try {
+    for await (const chunk of input) await writer.write(chunk);
+    await writer.close();
+  } catch (err) {
+    if (err instanceof Deno.errors.BrokenPipe || err instanceof Deno.errors.ConnectionReset) return;
+    await writer.abort(err).catch(() => {});
+    throw err;
+  }
+}
+
+/** The input options of raw frames on standard input: quiet, the rawvideo demuxer, pipe only. */
+function rawInputArgs(frames: RawFrames): string[] {
+  return [
+    "-loglevel",
+    "error",
+    "-protocol_whitelist",
+    "pipe",
+    "-f",
+    "rawvideo",
+    "-pix_fmt",
+    "rgba",
+    "-s",
+    `${frames.width}x${frames.height}`,
+    "-framerate",
+    String(frames.fps),
+    "-i",
+    "pipe:0",
+  ];
 }
 
 /** The input options of every run: quiet, one demuxer, file and pipe protocols only. */
