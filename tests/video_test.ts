@@ -14,6 +14,7 @@ import {
   lyingMp4,
   makeVideo,
   playlistAsMp4,
+  rotatedMp4,
   stillAsGif,
   toMp4,
   truncate,
@@ -222,6 +223,71 @@ Deno.test("an animated WebP gets an MP4 and a preview from its frames; its poste
   const ffmpegs = await post(await makeVideo("webp"));
   assert.equal(ffmpegs.status, 201);
   await waitForMp4(ffmpegs.body.short_id as string);
+});
+
+/** Where an image's white is: `top`/`bottom` (or `left`/`right`) halves' mean brightness. */
+async function whiteSide(png: Uint8Array): Promise<{ w: number; h: number; side: string }> {
+  const { default: sharp } = await import("sharp");
+  const { data, info } = await sharp(png).removeAlpha().raw().toBuffer({ resolveWithObject: true });
+  const mean = (x0: number, y0: number, x1: number, y1: number) => {
+    let sum = 0;
+    for (let y = y0; y < y1; y++) {
+      for (let x = x0; x < x1; x++) sum += data[(y * info.width + x) * 3 + 1]; // green: 0 on red
+    }
+    return sum / ((x1 - x0) * (y1 - y0));
+  };
+  const [w, h] = [info.width, info.height];
+  const sides = {
+    top: mean(0, 0, w, h / 4),
+    bottom: mean(0, h - h / 4, w, h),
+    left: mean(0, 0, w / 4, h),
+    right: mean(w - w / 4, 0, w, h),
+  };
+  const side = Object.entries(sides).sort((a, b) => b[1] - a[1])[0][0];
+  return { w, h, side };
+}
+
+Deno.test("a rotated phone video reports its displayed sizes; poster and renditions upright", async () => {
+  const { status, body } = await post(await rotatedMp4());
+  assert.equal(status, 201, JSON.stringify(body));
+  assert.deepEqual([body.width, body.height], [120, 160], "portrait, as a player shows it");
+  const id = body.short_id as string;
+  const thumb = new Uint8Array(
+    await (await svc.app.request(`/api/v1/images/${id}/thumbnail`)).arrayBuffer(),
+  );
+  // The coded frame's left bar, turned as the display matrix says: along the bottom.
+  assert.deepEqual(await whiteSide(thumb), { w: 120, h: 160, side: "bottom" });
+  await waitForMp4(id);
+  const mp4 = new Uint8Array(
+    await (await svc.app.request(`/api/v1/images/${id}/video.mp4`)).arrayBuffer(),
+  );
+  // The rendition's pixels are upright themselves: no rotation left for a player to apply.
+  const probe = JSON.parse(
+    new TextDecoder().decode(
+      await onFile("ffprobe", mp4, [
+        "-show_entries",
+        "stream=width,height:stream_side_data=rotation",
+        "-of",
+        "json",
+      ]),
+    ),
+  );
+  assert.deepEqual([probe.streams[0].width, probe.streams[0].height], [120, 160]);
+  assert.equal(probe.streams[0].side_data_list, undefined, "no display matrix");
+  const frame = await onFile("ffmpeg", mp4, [
+    "-frames:v",
+    "1",
+    "-f",
+    "image2pipe",
+    "-c:v",
+    "png",
+    "pipe:1",
+  ]);
+  assert.deepEqual(await whiteSide(frame), { w: 120, h: 160, side: "bottom" });
+  const preview = new Uint8Array(
+    await (await svc.app.request(`/api/v1/images/${id}/preview`)).arrayBuffer(),
+  );
+  assert.deepEqual(await whiteSide(preview), { w: 120, h: 160, side: "bottom" });
 });
 
 Deno.test("a still WebP gets no MP4 and no preview (404, not rendition_pending)", async () => {

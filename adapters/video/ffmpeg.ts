@@ -74,7 +74,7 @@ export interface Mp4Options {
   maxSeconds: number;
 }
 
-/** What ffprobe says of a video's first video stream and its container. */
+/** What ffprobe says of a video's first video stream and its container (sizes as displayed). */
 export interface VideoProbe {
   /** The video stream's codec (`h264`, `hevc`, `av1`, `vp8`, `vp9`...). */
   codec: string;
@@ -188,7 +188,8 @@ export class Ffmpeg {
       const out = await this.#run(ffprobePath(this.options.ffmpegPath), [
         ...inputArgs(demuxer, path, "-v"),
         "-show_entries",
-        "format=duration:stream=codec_type,codec_name,width,height,duration",
+        "format=duration:stream=codec_type,codec_name,width,height,duration" +
+        ":stream_tags=rotate:stream_side_data=rotation",
         "-of",
         "json",
       ], { signal });
@@ -564,6 +565,8 @@ export function parseProbe(json: string): VideoProbe {
       width?: number;
       height?: number;
       duration?: string;
+      tags?: { rotate?: string };
+      side_data_list?: { rotation?: number }[];
     }[];
   };
   try {
@@ -580,10 +583,18 @@ export function parseProbe(json: string): VideoProbe {
   if (!Number.isFinite(duration) || duration <= 0) {
     throw new FfmpegRunError("The video's duration could not be read");
   }
+  // A phone's portrait video is coded landscape with a display rotation (a display matrix, or an
+  // older `rotate` tag): its displayed sizes are the coded ones swapped. FFmpeg applies the
+  // rotation when it decodes (autorotate), so posters and renditions come out upright.
+  const rotation = Number(
+    video.side_data_list?.find((d) => d.rotation !== undefined)?.rotation ?? video.tags?.rotate ??
+      0,
+  );
+  const quarter = Math.abs(Math.round(rotation)) % 180 === 90;
   return {
     codec: video.codec_name,
-    width: video.width!,
-    height: video.height!,
+    width: quarter ? video.height! : video.width!,
+    height: quarter ? video.width! : video.height!,
     duration,
     audio: streams.some((s) => s.codec_type === "audio"),
   };

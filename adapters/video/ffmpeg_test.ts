@@ -193,6 +193,27 @@ Deno.test("parseProbe() takes the first video stream and the container's duratio
     })),
     { codec: "h264", width: 640, height: 360, duration: 10, audio: true },
   );
+  // A display rotation of a quarter turn swaps the displayed sizes; a half turn does not.
+  const rotated = (side: object[], tags: object = {}) =>
+    parseProbe(JSON.stringify({
+      streams: [{
+        codec_type: "video",
+        codec_name: "h264",
+        width: 1920,
+        height: 1080,
+        tags,
+        side_data_list: side,
+      }],
+      format: { duration: "3" },
+    }));
+  assert.deepEqual([rotated([{ rotation: -90 }]).width, rotated([{ rotation: -90 }]).height], [
+    1080,
+    1920,
+  ]);
+  assert.equal(rotated([{ rotation: 270 }]).width, 1080);
+  assert.equal(rotated([{ rotation: 180 }]).width, 1920);
+  assert.equal(rotated([], { rotate: "90" }).width, 1080, "the older rotate tag");
+  assert.equal(rotated([]).width, 1920);
   assert.throws(
     () => parseProbe(JSON.stringify({ streams: [{ codec_type: "audio" }], format: {} })),
     { message: "The file has no video stream" },
