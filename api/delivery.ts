@@ -252,9 +252,10 @@ export function deliveryRoutes(
     path: "/images/{id}/video.mp4",
     operationId: "getImageVideoMp4",
     tags: ["images"],
-    summary: "The MP4 of a moving image (GIF, MP4, WebM): H.264, no sound, faststart",
+    summary: "The MP4 of a moving image (GIF, animated WebP, MP4, WebM): H.264, no sound",
     description: "Made in the background after the upload; Range and If-None-Match honoured. " +
-      "Also at the direct link `/{short_id}.mp4` of a GIF or a WebM (an MP4's is its original).",
+      "Also at the direct link `/{short_id}.mp4` of a GIF, an animated WebP or a WebM (an MP4's " +
+      "is its original).",
     request: { params: ShortIdParam },
     responses: {
       200: {
