@@ -17,9 +17,9 @@ import { isAnimatedWebp } from "../../domain/image_sniff.ts";
 
 /** Frames decoded at most (a 20 fps animation of a minute). */
 export const MAX_FRAMES = 1200;
-/** Pixels decoded at most over all frames (1.6 GB of RGBA once, never all held at once). */
+/** Pixels decoded at most over all frames (in chunks: never all held at once). */
 export const MAX_DECODED_PIXELS = 400_000_000;
-/** Pixels decoded at once: one chunk of frames, 64 MB of RGBA. */
+/** Pixels decoded at once: one chunk of frames, four bytes each (RGBA), the most held. */
 export const CHUNK_PIXELS = 16_000_000;
 /** The rate the frames are sampled at, for FFmpeg's constant-rate raw input. */
 export const WEBP_FPS = 20;
