@@ -136,6 +136,8 @@ const schema = z.object({
   // One MP4 rendition's time limit (a background job: a transcode takes longer than a probe).
   VIDEO_RENDITION_TIMEOUT_SECONDS: int(1, 3600).default(120),
   CAPTION_WORKERS: int(1, 16).default(defaultCaptionWorkers),
+  // How long the OCR processes wait for work before they stop (issue 45: a small idle footprint).
+  CAPTION_IDLE_SECONDS: int(1, 86_400).default(60),
   // Caption searches and autocompletes at once (the search pool, db/client.ts). Each is a
   // millisecond or two of PostgreSQL's CPU, never waiting on a disk: more at once than the cores
   // PostgreSQL can have only time-slice them, and with PostgreSQL on the same machine, one core

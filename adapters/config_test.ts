@@ -29,6 +29,7 @@ Deno.test("loadConfig() gives the README's documented defaults for an empty envi
   assert.equal(c.MAX_IMAGE_PIXELS, 50_000_000);
   assert.equal(c.THUMBNAIL_WORKERS, Math.max(1, navigator.hardwareConcurrency - 1));
   assert.equal(c.CAPTION_WORKERS, Math.min(2, navigator.hardwareConcurrency));
+  assert.equal(c.CAPTION_IDLE_SECONDS, 60);
   assert.equal(c.SEARCH_CONNECTIONS, Math.max(1, navigator.hardwareConcurrency - 1));
   assert.equal(c.DELIVERY_CACHE_MB, 64);
   assert.equal(c.LISTING_CACHE_ENTRIES, 256);
@@ -59,6 +60,7 @@ Deno.test("loadConfig() reads every variable", () => {
     MAX_IMAGE_PIXELS: "2000",
     THUMBNAIL_WORKERS: "3",
     CAPTION_WORKERS: "4",
+    CAPTION_IDLE_SECONDS: "5",
     SEARCH_CONNECTIONS: "6",
     DELIVERY_CACHE_MB: "0",
     LISTING_CACHE_ENTRIES: "0",
@@ -85,6 +87,7 @@ Deno.test("loadConfig() reads every variable", () => {
   assert.equal(c.MAX_IMAGE_PIXELS, 2000);
   assert.equal(c.THUMBNAIL_WORKERS, 3);
   assert.equal(c.CAPTION_WORKERS, 4);
+  assert.equal(c.CAPTION_IDLE_SECONDS, 5);
   assert.equal(c.SEARCH_CONNECTIONS, 6);
   assert.equal(c.DELIVERY_CACHE_MB, 0);
   assert.equal(c.LISTING_CACHE_ENTRIES, 0);
@@ -148,6 +151,7 @@ Deno.test("loadConfig() names the variable of each bad value", () => {
   badValue({ THUMBNAIL_WORKERS: "1.5" }, "THUMBNAIL_WORKERS");
   badValue({ CAPTION_WORKERS: "0" }, "CAPTION_WORKERS");
   badValue({ CAPTION_WORKERS: "17" }, "CAPTION_WORKERS");
+  badValue({ CAPTION_IDLE_SECONDS: "0" }, "CAPTION_IDLE_SECONDS");
   badValue({ SEARCH_CONNECTIONS: "0" }, "SEARCH_CONNECTIONS");
   badValue({ SEARCH_CONNECTIONS: "2.5" }, "SEARCH_CONNECTIONS");
   badValue({ DELIVERY_CACHE_MB: "-1" }, "DELIVERY_CACHE_MB");

@@ -11,7 +11,7 @@ import { retryRead } from "../db/client.ts";
 import { getImageForDelivery } from "../db/images.ts";
 import type { Services } from "../services/deps.ts";
 import { isShortId } from "../domain/short_id.ts";
-import { extensionOf, EXTENSIONS, isMovingType, parseDirectName } from "../domain/share_links.ts";
+import { extensionOf, EXTENSIONS, mayMove, parseDirectName } from "../domain/share_links.ts";
 import {
   originalKey,
   previewKey,
@@ -88,10 +88,12 @@ async function serve(
   if (mp4 || preview) {
     // A moving image's MP4 or animated preview (services/video_renditions.ts), once made.
     const what = mp4 ? "MP4" : "animated preview";
-    if (!row || !isMovingType(row.content_type)) {
+    const made = row && (mp4 ? row.mp4_bytes : row.preview_bytes) !== null;
+    // A WebP without one is a still (an animated one's is made at once after its upload).
+    if (!row || !mayMove(row.content_type) || (row.content_type === "image/webp" && !made)) {
       throw new AppError("not_found", `Image not found, or a still image (no ${what})`);
     }
-    if ((mp4 ? row.mp4_bytes : row.preview_bytes) === null) {
+    if (!made) {
       throw new AppError(
         "rendition_pending",
         `The ${what} of this image is being made; ` +
@@ -250,9 +252,10 @@ export function deliveryRoutes(
     path: "/images/{id}/video.mp4",
     operationId: "getImageVideoMp4",
     tags: ["images"],
-    summary: "The MP4 of a moving image (GIF, MP4, WebM): H.264, no sound, faststart",
+    summary: "The MP4 of a moving image (GIF, animated WebP, MP4, WebM): H.264, no sound",
     description: "Made in the background after the upload; Range and If-None-Match honoured. " +
-      "Also at the direct link `/{short_id}.mp4` of a GIF or a WebM (an MP4's is its original).",
+      "Also at the direct link `/{short_id}.mp4` of a GIF, an animated WebP or a WebM (an MP4's " +
+      "is its original).",
     request: { params: ShortIdParam },
     responses: {
       200: {

@@ -45,7 +45,8 @@ export const Image = z.object({
     example: 3.2,
   }),
   video_url: z.string().nullable().openapi({
-    description: "The MP4 rendition of a moving image (GIF, MP4, WebM: H.264, no sound), made " +
+    description:
+      "The MP4 rendition of a moving image (GIF, animated WebP, MP4, WebM: H.264, no sound), made " +
       "in the background after the upload; null until made and for stills",
     example: "/api/v1/images/aZ3kP9qX/video.mp4",
   }),

@@ -18,12 +18,17 @@ import type { LoopGaps } from "../tests/_harness/loop_watch.ts";
 import { median, percentile } from "./_lib/stats.ts";
 import { ms, type Row, x } from "./_lib/results.ts";
 import { photoJpeg } from "../tests/_harness/photos.ts";
-import { PROBE_INTERVAL_MS as INTERVAL_MS, type Probes, probeWhile } from "./_lib/prober.ts";
+import {
+  PROBE_INTERVAL_MS as INTERVAL_MS,
+  type Probes,
+  probeWhile,
+  serviceGap,
+} from "./_lib/prober.ts";
 import { type ReadyChild, spawnReady } from "./_lib/processes.ts";
 import type { ChildS3 } from "../tests/_harness/s3_process.ts";
 import { type BenchService, signIn, spawnBenchService, startBenchS3 } from "./_lib/service.ts";
 import { upload } from "./_lib/uploads.ts";
-import { START_SIGNAL, STOP_SIGNAL } from "../tests/_harness/measure_signals.ts";
+import { START_SIGNAL } from "../tests/_harness/measure_signals.ts";
 
 const UPLOADS = 20;
 /**
@@ -57,22 +62,6 @@ async function uploader(base: string, auth: Record<string, string>, send: "socke
       return result;
     },
   };
-}
-
-/** The longest event-loop gap the service saw between the two signals (bench/serve.ts). */
-async function serviceGap(pid: number, file: string, during: () => Promise<unknown>) {
-  Deno.kill(pid, START_SIGNAL);
-  await during();
-  Deno.kill(pid, STOP_SIGNAL);
-  for (let i = 0; i < 100; i++) {
-    const text = await Deno.readTextFile(file).catch(() => "");
-    if (text) {
-      await Deno.remove(file);
-      return JSON.parse(text) as LoopGaps;
-    }
-    await sleep(20);
-  }
-  throw new Error("the service did not report its event-loop gaps");
 }
 
 const statusSummary = (statuses: number[]) =>

@@ -27,6 +27,7 @@ const BENCHES: [string, string][] = [
   ["b14", "bench/b14_chat.ts"],
   ["b15", "bench/b15_lighthouse.ts"],
   ["b16", "bench/b16_anonymous.ts"],
+  ["b17", "bench/b17_video.ts"],
 ];
 /**
  * No benchmark may run longer than this. Four minutes cut B11 off on a machine half as fast as

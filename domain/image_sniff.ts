@@ -222,6 +222,15 @@ function primaryPropertyIndexes(b: Uint8Array, meta: Box, iprp: Box): number[] |
   return null;
 }
 
+/**
+ * Whether `bytes` is an animated WebP: its VP8X header has the animation flag (bit 1). Such a
+ * WebP gets an MP4 and an animated preview as a GIF does (services/video_renditions.ts).
+ */
+export function isAnimatedWebp(bytes: Uint8Array): boolean {
+  return ascii(bytes, 0, 4) === "RIFF" && ascii(bytes, 8, 4) === "WEBP" &&
+    ascii(bytes, 12, 4) === "VP8X" && bytes.length > 20 && (bytes[20] & 0x02) !== 0;
+}
+
 /** The video types the service accepts, when FFmpeg is there to probe them. */
 export type VideoType = "video/mp4" | "video/webm";
 

@@ -91,6 +91,26 @@ export function isMovingType(contentType: string): boolean {
 }
 
 /**
+ * The library's badge of a moving image (`GIF`, `WebP`, `Video`), null for a still: an animated
+ * WebP is known to move once its animated preview exists.
+ */
+export function movingBadge(
+  image: Pick<ImageDto, "content_type" | "preview_url">,
+): "GIF" | "WebP" | "Video" | null {
+  if (image.content_type === "image/gif") return "GIF";
+  if (image.content_type === "image/webp") return image.preview_url !== null ? "WebP" : null;
+  return isMovingType(image.content_type) ? "Video" : null;
+}
+
+/**
+ * Whether an image of this stored type may have an MP4 and an animated preview: a moving type, or
+ * a WebP, which moves when it is animated (its header says so at upload; a still WebP has none).
+ */
+export function mayMove(contentType: string): boolean {
+  return isMovingType(contentType) || contentType === "image/webp";
+}
+
+/**
  * An MP4 of `image` that chats play inline, on `origin`: its rendition once made (a GIF's or a
  * WebM's at the direct link `/{short_id}.mp4`), else an MP4 upload's original; null for a still,
  * or a GIF or a WebM whose MP4 is not made yet.

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import {
   chatLink,
   isMovingType,
+  movingBadge,
   playableMp4,
   PREVIEW_MAX_BYTES,
   shareLinks,
@@ -62,4 +63,15 @@ Deno.test("chatLink(): a GIF too large to animate goes as its MP4 once made", ()
   assert.equal(chatLink(O, { ...big, video_url: null }), `${O}/aZ3kP9qX.gif`);
   assert.equal(chatLink(O, { ...big, size_bytes: PREVIEW_MAX_BYTES }), `${O}/aZ3kP9qX.gif`);
   assert.equal(chatLink(O, { ...big, content_type: "video/webm" }), `${O}/aZ3kP9qX.webm`);
+});
+
+Deno.test("movingBadge(): GIF, Video, and WebP for an animated WebP once its preview exists", () => {
+  const badge = (content_type: string, preview_url: string | null) =>
+    movingBadge({ content_type, preview_url });
+  assert.equal(badge("image/gif", null), "GIF");
+  assert.equal(badge("video/mp4", null), "Video");
+  assert.equal(badge("video/webm", "/p"), "Video");
+  assert.equal(badge("image/webp", "/api/v1/images/x/preview"), "WebP");
+  assert.equal(badge("image/webp", null), null, "a still WebP");
+  assert.equal(badge("image/png", null), null);
 });

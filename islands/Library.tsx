@@ -4,7 +4,7 @@ import { apiJson, useToken } from "../client/api_client.ts";
 import type { Star as StarType } from "../components/Star.tsx";
 import type { ImageDto, ImagePage } from "../domain/types.ts";
 import { altText, libraryHref } from "../client/ui.ts";
-import { directPath, isMovingType } from "../domain/share_links.ts";
+import { directPath, movingBadge } from "../domain/share_links.ts";
 import { useCopier } from "../components/CopyFeedback.tsx";
 import { ShareButton } from "../components/ShareButton.tsx";
 import { useImageSearch } from "../components/ImageSearch.tsx";
@@ -210,7 +210,7 @@ export default function Library(
           <li key={image.short_id}>
             <a
               href={`/i/${image.short_id}`}
-              class={isMovingType(image.content_type) ? "moving" : undefined}
+              class={movingBadge(image) ? "moving" : undefined}
               onMouseEnter={() => play(image)}
               onMouseLeave={() => stop(image)}
               onFocus={() => play(image)}
@@ -228,11 +228,7 @@ export default function Library(
                 alt={altText(image)}
                 title={image.text || undefined}
               />
-              {isMovingType(image.content_type) && (
-                <span class="moving-badge">
-                  {image.content_type === "image/gif" ? "GIF" : "Video"}
-                </span>
-              )}
+              {movingBadge(image) && <span class="moving-badge">{movingBadge(image)}</span>}
             </a>
             <button
               type="button"

@@ -36,24 +36,34 @@ export interface VideoTool {
     duration: number;
     audio: boolean;
   }>;
-  /** A PNG of the representative frame among the first seconds. */
+  /**
+   * A PNG of the representative frame among the first seconds (from `fromSeconds`), its longest
+   * side at most `maxSide`; a `background` job's run waits in its own lane, never in the upload
+   * path's.
+   */
   frame(
     bytes: Uint8Array,
     demuxer: "mov" | "webm" | "gif",
-    signal?: AbortSignal,
-    fromSeconds?: number,
+    options?: {
+      signal?: AbortSignal;
+      fromSeconds?: number;
+      background?: boolean;
+      maxSide?: number;
+    },
   ): Promise<Uint8Array>;
-  /** The MP4 rendition (H.264, no sound, faststart) of a video or a GIF. */
+  /**
+   * The MP4 rendition (H.264, no sound, faststart) of a video, a GIF or (`webp`) an animated WebP.
+   */
   mp4(
     bytes: Uint8Array,
-    demuxer: "mov" | "webm" | "gif",
+    demuxer: "mov" | "webm" | "gif" | "webp",
     options: { timeoutMs: number; maxSeconds: number },
     signal?: AbortSignal,
   ): Promise<Uint8Array>;
   /** The animated WebP preview (looping, at most `maxSide` px and `maxSeconds`) of the same. */
   preview(
     bytes: Uint8Array,
-    demuxer: "mov" | "webm" | "gif",
+    demuxer: "mov" | "webm" | "gif" | "webp",
     options: { timeoutMs: number; maxSeconds: number; maxSide: number },
     signal?: AbortSignal,
   ): Promise<Uint8Array>;

@@ -15,7 +15,7 @@ export const SIMILAR_BACKFILL_QUEUE = "similar-backfill";
 /** Applying a tag's implications to the images that carry it. */
 export const TAG_IMPLICATIONS_QUEUE = "tag-implications";
 
-/** One job per new moving image (GIF, MP4, WebM): make its MP4 rendition (issue 45). */
+/** One job per new moving image (GIF, animated WebP, MP4, WebM): its MP4 and preview (issue 45). */
 export const VIDEO_RENDITION_QUEUE = "video-rendition";
 
 /** The MP4 and preview backfill's batches (`deno task video:backfill`). */

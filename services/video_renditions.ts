@@ -1,6 +1,7 @@
 /**
- * The MP4 rendition of every moving image (issue 45): a GIF, an MP4 or a WebM gets an H.264 MP4
- * without sound (adapters/video/ffmpeg.ts), for chats that play MP4 inline and for players. It is
+ * The MP4 rendition of every moving image (issue 45): a GIF, an animated WebP, an MP4 or a WebM
+ * gets an H.264 MP4 without sound (adapters/video/ffmpeg.ts; an animated WebP's frames decoded
+ * by sharp, adapters/video/animated_webp.ts), for chats that play MP4 inline and for players. It is
  * made by a durable job sent after the upload commits, never on the request's path, one at a time
  * per process and each within VIDEO_RENDITION_TIMEOUT_SECONDS; stored at videoRenditionKey() and
  * then recorded on the row (`mp4_bytes`), so the routes and chat answers know it exists without
@@ -13,12 +14,12 @@ import {
   setMp4Bytes,
   setPreviewBytes,
 } from "../db/video_renditions.ts";
-import { isMovingType } from "../domain/share_links.ts";
+import { isMovingType, mayMove } from "../domain/share_links.ts";
 import type { JobKind, JobQueue } from "../adapters/jobs/mod.ts";
 import type { Logger } from "../adapters/log.ts";
 import { type ObjectStore, readAll } from "../adapters/storage/mod.ts";
 import { originalKey, previewKey, videoRenditionKey } from "../domain/storage_keys.ts";
-import { sniffVideo } from "../domain/image_sniff.ts";
+import { isAnimatedWebp, sniffVideo } from "../domain/image_sniff.ts";
 import type { Services, VideoTool } from "./deps.ts";
 import { VIDEO_BACKFILL_QUEUE, VIDEO_RENDITION_QUEUE } from "./queues.ts";
 
@@ -34,12 +35,17 @@ export interface VideoRenditionDeps {
   maxSeconds: number;
 }
 
-/** Sends the rendition job of a new moving image; nothing without a queue or FFmpeg. */
+/**
+ * Sends the rendition job of a new moving image (a WebP when `bytes`, its original, is animated);
+ * nothing without a queue or FFmpeg.
+ */
 export async function queueVideoRendition(
   services: Pick<Services, "jobs" | "video" | "log">,
   image: { short_id: string; content_type: string },
+  bytes: Uint8Array,
 ): Promise<void> {
-  if (!services.jobs || !services.video || !isMovingType(image.content_type)) return;
+  if (!services.jobs || !services.video) return;
+  if (!isMovingType(image.content_type) && !isAnimatedWebp(bytes)) return;
   try {
     await services.jobs.send(VIDEO_RENDITION_QUEUE, { short_id: image.short_id }, {
       key: image.short_id,
@@ -59,12 +65,17 @@ export const PREVIEW_MAX_SECONDS = 6;
  */
 export async function makeVideoRendition(deps: VideoRenditionDeps, shortId: string) {
   const row = await getRenditionSource(deps.sql, shortId);
-  if (!row || !isMovingType(row.content_type)) return;
+  if (!row || !mayMove(row.content_type)) return;
   if (row.mp4_bytes !== null && row.preview_bytes !== null) return;
   const original = await deps.store.get(originalKey(shortId));
   if (!original) return; // deleted since the job was sent
   const bytes = await readAll(original.body);
-  const demuxer = row.content_type === "image/gif" ? "gif" : sniffVideo(bytes)?.demuxer;
+  if (row.content_type === "image/webp" && !isAnimatedWebp(bytes)) return; // a still WebP
+  const demuxer = row.content_type === "image/gif"
+    ? "gif"
+    : row.content_type === "image/webp"
+    ? "webp"
+    : sniffVideo(bytes)?.demuxer;
   if (!demuxer) throw new Error(`${shortId}: the original is not the ${row.content_type} it was`);
   const started = performance.now();
   if (row.preview_bytes === null) {

@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { sha256Hex } from "../domain/hash.ts";
 import { startService, TEST_PASSWORD } from "./_harness/app.ts";
 import { makeImage } from "./_harness/images.ts";
+import { makeVideo } from "./_harness/videos.ts";
 import { essentials, listAll, runTool, serveOverHttp } from "./_harness/transfer.ts";
 
 const svc = await startService();
@@ -89,7 +90,9 @@ Deno.test("an import tags by folder, sidecar and --tags, and reports every file"
   );
   assert.ok(lines.includes("skipped .hidden.png: hidden file"), run.stdout);
   assert.ok(
-    lines.includes("skipped fake.png: not a supported image (JPEG, PNG, GIF, WebP or AVIF)"),
+    lines.includes(
+      "skipped fake.png: not a supported image or video (JPEG, PNG, GIF, WebP, AVIF, MP4 or WebM)",
+    ),
     run.stdout,
   );
   assert.ok(lines.some((l) => l.startsWith("skipped notes.txt: not a supported image")));
@@ -127,6 +130,59 @@ Deno.test("an import tags by folder, sidecar and --tags, and reports every file"
     /^Summary: 0 created, 5 already present \(tags merged\), 3 skipped, 1 failed/,
   );
   assert.deepEqual((await listAll(http.base)).map(essentials), before);
+});
+
+/** `mp4` padded past the importer's sniffed head with a trailing `free` box: still a whole MP4. */
+function paddedMp4(mp4: Uint8Array, bytes: number): Uint8Array {
+  const out = new Uint8Array(mp4.length + bytes);
+  out.set(mp4);
+  new DataView(out.buffer).setUint32(mp4.length, bytes);
+  out.set(new TextEncoder().encode("free"), mp4.length + 4);
+  return out;
+}
+
+Deno.test("an import sends MP4, WebM and GIF files as it sends images (issue 45)", async () => {
+  const root = join(tmp, "moving");
+  const clip = await makeVideo("mp4_sound");
+  // Larger than the head the importer sniffs (SNIFF_BYTES): recognised from its head alone.
+  const big = paddedMp4(await makeVideo("mp4"), 700_000);
+  const reel = await makeVideo("webm");
+  const loop = await makeVideo("gif");
+  await write(root, "clips/clip.mp4", clip);
+  await write(root, "clips/clip.mp4.txt", "laughing");
+  await write(root, "clips/big.mp4", big);
+  await write(root, "reel.webm", reel);
+  await write(root, "loop.gif", loop);
+  await write(root, "fake.mp4", "a text file with a video's name");
+
+  const dry = await runTool("import", [root, "--url", http.base, "--dry-run"], {
+    env: { IMAGEBOARD_PASSWORD: "" },
+  });
+  assert.equal(dry.code, 0, dry.output);
+  assert.match(summaryLine(dry.stdout) ?? "", /^Summary: 4 would be sent, 1 skipped, 0 failed/);
+  assert.ok(dry.stdout.includes("would send clips/big.mp4 [clips]"), dry.stdout);
+
+  const run = await runTool("import", [root, "--url", http.base]);
+  assert.equal(run.code, 0, run.output);
+  assert.match(
+    summaryLine(run.stdout) ?? "",
+    /^Summary: 4 created, 0 already present .*, 1 skipped/,
+  );
+  assert.ok(
+    run.stdout.split("\n").includes(
+      "skipped fake.mp4: not a supported image or video (JPEG, PNG, GIF, WebP, AVIF, MP4 or WebM)",
+    ),
+    run.stdout,
+  );
+  const byHash = new Map((await listAll(http.base)).map((i) => [i.hash, i]));
+  const got = (bytes: Uint8Array) => {
+    const image = byHash.get(sha256Hex(bytes));
+    return image && [image.content_type, image.tags.map((t) => t.name).sort()];
+  };
+  assert.deepEqual(got(clip), ["video/mp4", ["clips", "laughing"]]);
+  assert.deepEqual(got(big), ["video/mp4", ["clips"]]);
+  assert.deepEqual(got(reel), ["video/webm", []]);
+  assert.deepEqual(got(loop), ["image/gif", []]);
 });
 
 Deno.test("--dry-run sends nothing and lists the tags; --no-folder-tags leaves folder names out", async () => {

@@ -14,6 +14,7 @@ import {
   lyingMp4,
   makeVideo,
   playlistAsMp4,
+  rotatedMp4,
   stillAsGif,
   toMp4,
   truncate,
@@ -123,11 +124,183 @@ Deno.test("a GIF and its MP4 copy are near-duplicates; stills have no duration",
   assert.deepEqual(similar.map((s) => s.short_id), [first.body.short_id]);
 });
 
-Deno.test("an animated WebP is an image as before", async () => {
-  const { status, body } = await post(await makeVideo("webp"));
-  assert.equal(status, 201);
+/** Runs FFmpeg's `tool` on `bytes` (in a file) with `args` before and after the input. */
+async function onFile(tool: "ffmpeg" | "ffprobe", bytes: Uint8Array, args: string[]) {
+  const dir = await Deno.makeTempDir({ prefix: "video-test-" });
+  try {
+    await Deno.writeFile(`${dir}/in`, bytes);
+    const out = await new Deno.Command(`/usr/bin/${tool}`, {
+      args: ["-v", "error", "-i", `${dir}/in`, ...args],
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    if (!out.success) throw new Error(new TextDecoder().decode(out.stderr));
+    return out.stdout;
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+/** An animated WebP made by sharp: 120x90 frames of `colors`, each shown for its delay. */
+async function animatedWebp(colors: [number, number, number][], delays: number[]) {
+  const { default: sharp } = await import("sharp");
+  const [w, h] = [120, 90];
+  const raw = new Uint8Array(w * h * 4 * colors.length);
+  colors.forEach(([r, g, b], i) => {
+    for (let p = 0; p < w * h; p++) raw.set([r, g, b, 255], (i * w * h + p) * 4);
+  });
+  const webp = await sharp(raw, {
+    raw: { width: w, height: h * colors.length, channels: 4, pageHeight: h },
+  }).webp({ loop: 0, delay: delays }).toBuffer();
+  return new Uint8Array(webp);
+}
+
+Deno.test("an animated WebP gets an MP4 and a preview from its frames; its poster is frame 0", async () => {
+  const { default: sharp } = await import("sharp");
+  // Red for 0.5 s, green for 1 s, blue for 1.5 s: each frame's own delay.
+  const delays = [500, 1000, 1500];
+  const webp = await animatedWebp([[220, 20, 20], [20, 220, 20], [20, 20, 220]], delays);
+  const { status, body } = await post(webp);
+  assert.equal(status, 201, JSON.stringify(body));
   assert.equal(body.content_type, "image/webp");
   assert.equal(body.duration_seconds, null);
+  const id = body.short_id as string;
+  // The poster is frame 0 (SPEC's rule for an animated image), red.
+  const thumb = await svc.app.request(`/api/v1/images/${id}/thumbnail`);
+  const stats = await sharp(new Uint8Array(await thumb.arrayBuffer())).stats();
+  assert.ok(stats.channels[0].mean > 150 && stats.channels[1].mean < 80, "red, frame 0");
+
+  const image = await waitForMp4(id);
+  assert.equal(image.preview_url, `/api/v1/images/${id}/preview`);
+  const mp4 = new Uint8Array(
+    await (await svc.app.request(`/api/v1/images/${id}/video.mp4`)).arrayBuffer(),
+  );
+  const probe = JSON.parse(
+    new TextDecoder().decode(
+      await onFile("ffprobe", mp4, [
+        "-show_entries",
+        "format=duration:stream=codec_name,width,height,pix_fmt",
+        "-of",
+        "json",
+      ]),
+    ),
+  );
+  assert.deepEqual(
+    [probe.streams[0].codec_name, probe.streams[0].pix_fmt],
+    ["h264", "yuv420p"],
+  );
+  assert.deepEqual([probe.streams[0].width, probe.streams[0].height], [120, 90]);
+  assert.ok(Math.abs(Number(probe.format.duration) - 3) < 0.1, probe.format.duration);
+  // Each colour where its delay puts it: red at 0.25 s, green at 1 s, blue at 2.5 s.
+  for (const [at, channel] of [[0.25, 0], [1, 1], [2.5, 2]]) {
+    const png = await onFile("ffmpeg", mp4, [
+      "-ss",
+      String(at),
+      "-frames:v",
+      "1",
+      "-f",
+      "image2pipe",
+      "-c:v",
+      "png",
+      "pipe:1",
+    ]);
+    const { channels } = await sharp(png).stats();
+    const brightest = channels.slice(0, 3).map((c) => c.mean);
+    assert.equal(brightest.indexOf(Math.max(...brightest)), channel, `at ${at} s: ${brightest}`);
+  }
+  // The direct link `/{short_id}.mp4` serves it, as a GIF's (og:video, Telegram).
+  const direct = await svc.app.request(`/${id}.mp4`);
+  assert.equal(direct.status, 200);
+  assert.equal(direct.headers.get("content-type"), "video/mp4");
+  assert.equal((await direct.arrayBuffer()).byteLength, mp4.length);
+  const preview = new Uint8Array(
+    await (await svc.app.request(`/api/v1/images/${id}/preview`)).arrayBuffer(),
+  );
+  const meta = await sharp(preview, { animated: true }).metadata();
+  assert.deepEqual([meta.width, meta.pageHeight], [120, 90]);
+  assert.equal(meta.delay!.reduce((a, b) => a + b, 0), 3000, "the whole 3 s");
+  // One that FFmpeg's own encoder wrote (libwebp_anim) is decoded as well.
+  const ffmpegs = await post(await makeVideo("webp"));
+  assert.equal(ffmpegs.status, 201);
+  await waitForMp4(ffmpegs.body.short_id as string);
+});
+
+/** Where an image's white is: `top`/`bottom` (or `left`/`right`) halves' mean brightness. */
+async function whiteSide(png: Uint8Array): Promise<{ w: number; h: number; side: string }> {
+  const { default: sharp } = await import("sharp");
+  const { data, info } = await sharp(png).removeAlpha().raw().toBuffer({ resolveWithObject: true });
+  const mean = (x0: number, y0: number, x1: number, y1: number) => {
+    let sum = 0;
+    for (let y = y0; y < y1; y++) {
+      for (let x = x0; x < x1; x++) sum += data[(y * info.width + x) * 3 + 1]; // green: 0 on red
+    }
+    return sum / ((x1 - x0) * (y1 - y0));
+  };
+  const [w, h] = [info.width, info.height];
+  const sides = {
+    top: mean(0, 0, w, h / 4),
+    bottom: mean(0, h - h / 4, w, h),
+    left: mean(0, 0, w / 4, h),
+    right: mean(w - w / 4, 0, w, h),
+  };
+  const side = Object.entries(sides).sort((a, b) => b[1] - a[1])[0][0];
+  return { w, h, side };
+}
+
+Deno.test("a rotated phone video reports its displayed sizes; poster and renditions upright", async () => {
+  const { status, body } = await post(await rotatedMp4());
+  assert.equal(status, 201, JSON.stringify(body));
+  assert.deepEqual([body.width, body.height], [120, 160], "portrait, as a player shows it");
+  const id = body.short_id as string;
+  const thumb = new Uint8Array(
+    await (await svc.app.request(`/api/v1/images/${id}/thumbnail`)).arrayBuffer(),
+  );
+  // The coded frame's left bar, turned as the display matrix says: along the bottom.
+  assert.deepEqual(await whiteSide(thumb), { w: 120, h: 160, side: "bottom" });
+  await waitForMp4(id);
+  const mp4 = new Uint8Array(
+    await (await svc.app.request(`/api/v1/images/${id}/video.mp4`)).arrayBuffer(),
+  );
+  // The rendition's pixels are upright themselves: no rotation left for a player to apply.
+  const probe = JSON.parse(
+    new TextDecoder().decode(
+      await onFile("ffprobe", mp4, [
+        "-show_entries",
+        "stream=width,height:stream_side_data=rotation",
+        "-of",
+        "json",
+      ]),
+    ),
+  );
+  assert.deepEqual([probe.streams[0].width, probe.streams[0].height], [120, 160]);
+  assert.equal(probe.streams[0].side_data_list, undefined, "no display matrix");
+  const frame = await onFile("ffmpeg", mp4, [
+    "-frames:v",
+    "1",
+    "-f",
+    "image2pipe",
+    "-c:v",
+    "png",
+    "pipe:1",
+  ]);
+  assert.deepEqual(await whiteSide(frame), { w: 120, h: 160, side: "bottom" });
+  const preview = new Uint8Array(
+    await (await svc.app.request(`/api/v1/images/${id}/preview`)).arrayBuffer(),
+  );
+  assert.deepEqual(await whiteSide(preview), { w: 120, h: 160, side: "bottom" });
+});
+
+Deno.test("a still WebP gets no MP4 and no preview (404, not rendition_pending)", async () => {
+  const { body } = await post(await makeImage("webp", 40, 30));
+  const id = body.short_id as string;
+  const image: ImageDto = await (await svc.app.request(`/api/v1/images/${id}`)).json();
+  assert.equal(image.video_url, null);
+  for (const path of ["video.mp4", "preview"]) {
+    const res = await svc.app.request(`/api/v1/images/${id}/${path}`);
+    assert.equal(res.status, 404);
+    // Not found, as for any still (SPEC's error shape has no code for it).
+    assert.equal((await res.json()).code, undefined);
+  }
 });
 
 Deno.test("refusals: a playlist dressed as an MP4, truncated, a lying size, too long", async () => {

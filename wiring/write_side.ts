@@ -68,6 +68,7 @@ export const writeSide: WriteSide = {
       thumbnails: pool ?? { stats: () => ({ queued: 0, busy: 0 }) },
       maxPixels: config.MAX_IMAGE_PIXELS,
       workers: config.CAPTION_WORKERS,
+      idleMs: config.CAPTION_IDLE_SECONDS * 1000,
     });
   },
   raiseEventLoopPriority,

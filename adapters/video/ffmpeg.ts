@@ -9,14 +9,19 @@
  *   file's protocol or the network (`concat`, `hls`, `http`, `tcp`... are refused);
  * - a time limit (the child is killed), a memory limit (`prlimit --as`, util-linux, when it is
  *   installed: there is no shell to run `ulimit -v` in; without prlimit the time limit and the
- *   bounded output are the only bounds, which the start-up log says), low priority (`nice -n 10`);
- * - at most `concurrency` runs at once, the others waiting in turn for at most their own time
- *   limit (then `VideoBusyError`).
+ *   bounded output are the only bounds, which the start-up log says), low priority (`nice -n 10`,
+ *   a background run `nice -n 19`);
+ * - at most `concurrency` runs at once in each of two lanes, the others waiting in turn: the
+ *   upload path's (a probe, a poster) for at most their own time limit (then `VideoBusyError`),
+ *   the background's (renditions, previews, caption frames) for at most BACKGROUND_WAIT_MS. A
+ *   rendition that takes a minute never holds the slot an upload's probe needs (B17's upload
+ *   rows: with one lane, each MP4 upload waited for the rendition before it).
  *
  * @module
  */
 
 import { Slots } from "../../domain/slots.ts";
+import { type RawFrames, webpFrames } from "./animated_webp.ts";
 
 /** FFmpeg is not installed where FFMPEG_PATH points (or next to it, `ffprobe`). */
 export class FfmpegMissingError extends Error {
@@ -41,6 +46,26 @@ export class VideoBusyError extends Error {
 /** The input demuxers a sniffed moving image may be read with (domain/image_sniff.ts). */
 export type Demuxer = "mov" | "webm" | "gif";
 
+/**
+ * What a rendition is made from: a demuxer's input, or `webp`, an animated WebP decoded by sharp
+ * and piped to FFmpeg as raw frames (adapters/video/animated_webp.ts).
+ */
+export type Source = Demuxer | "webp";
+
+/** Where a frame is taken from, and for whom. */
+export interface FrameOptions {
+  signal?: AbortSignal;
+  /** Where the seconds it is chosen from start (a caption's second try). */
+  fromSeconds?: number;
+  /** A background job's (a caption's): its lane, not the upload path's. */
+  background?: boolean;
+  /**
+   * The frame's longest side at most (a poster needs no more than the thumbnail's): the frames
+   * it is chosen among are scaled down first, which the choice costs much less on.
+   */
+  maxSide?: number;
+}
+
 /** What an MP4 rendition is made with. */
 export interface Mp4Options {
   /** This run's time limit (ms), instead of the configured one: a transcode takes longer. */
@@ -49,7 +74,7 @@ export interface Mp4Options {
   maxSeconds: number;
 }
 
-/** What ffprobe says of a video's first video stream and its container. */
+/** What ffprobe says of a video's first video stream and its container (sizes as displayed). */
 export interface VideoProbe {
   /** The video stream's codec (`h264`, `hevc`, `av1`, `vp8`, `vp9`...). */
   codec: string;
@@ -83,8 +108,15 @@ const MAX_STDOUT_BYTES = 256 * 1024 * 1024;
 const MAX_STDERR_BYTES = 16 * 1024;
 /** The seconds of video the representative frame is chosen from. */
 const FRAME_SECONDS = 3;
+/** The frames a second among which it is chosen (not all of them: B17's upload rows). */
+const FRAME_RATE = 10;
 /** How long a run's output may stay open after the process has exited. */
 const PIPE_GRACE_MS = 1000;
+/**
+ * Longest a background run waits for its lane: behind a few renditions, each bounded by its own
+ * limit (VIDEO_RENDITION_TIMEOUT_SECONDS); then VideoBusyError, and its job is retried later.
+ */
+export const BACKGROUND_WAIT_MS = 10 * 60_000;
 
 async function isFile(path: string): Promise<boolean> {
   try {
@@ -103,22 +135,23 @@ export function ffprobePath(ffmpegPath: string): string {
 /** Runs of ffmpeg and ffprobe, confined as the module says. */
 export class Ffmpeg {
   readonly #slots: Slots;
-  readonly #prefix: string[];
+  readonly #backgroundSlots: Slots;
+  readonly #limit: string[];
 
   private constructor(
     readonly options: FfmpegOptions,
     readonly prlimit: string | null,
     readonly nice: string | null,
   ) {
-    this.#slots = new Slots(
-      options.concurrency,
-      options.timeoutMs,
-      () => new VideoBusyError("Every video slot stayed busy; try again shortly"),
-    );
-    this.#prefix = [
-      ...(prlimit ? [prlimit, `--as=${options.memoryBytes}`, "--"] : []),
-      ...(nice ? [nice, "-n", "10"] : []),
-    ];
+    const busy = () => new VideoBusyError("Every video slot stayed busy; try again shortly");
+    this.#slots = new Slots(options.concurrency, options.timeoutMs, busy);
+    this.#backgroundSlots = new Slots(options.concurrency, BACKGROUND_WAIT_MS, busy);
+    this.#limit = prlimit ? [prlimit, `--as=${options.memoryBytes}`, "--"] : [];
+  }
+
+  /** The command line before the binary: the memory limit, then the lane's priority. */
+  #prefix(background: boolean): string[] {
+    return [...this.#limit, ...(this.nice ? [this.nice, "-n", background ? "19" : "10"] : [])];
   }
 
   /** FFmpeg at `options.ffmpegPath` with ffprobe beside it, or FfmpegMissingError. */
@@ -140,13 +173,13 @@ export class Ffmpeg {
       await find(options.nicePath, "/usr/bin/nice"),
     );
     // One probe of nothing proves the binaries run here (a wrong architecture, a missing library).
-    await ffmpeg.#run(ffmpeg.options.ffmpegPath, ["-hide_banner", "-version"]);
+    await ffmpeg.#run(ffmpeg.options.ffmpegPath, ["-hide_banner", "-version"], {});
     return ffmpeg;
   }
 
-  /** Runs going on now. */
+  /** Runs going on now, in both lanes. */
   get running(): number {
-    return this.#slots.held;
+    return this.#slots.held + this.#backgroundSlots.held;
   }
 
   /** What ffprobe finds in `bytes` read with `demuxer` alone. */
@@ -155,25 +188,27 @@ export class Ffmpeg {
       const out = await this.#run(ffprobePath(this.options.ffmpegPath), [
         ...inputArgs(demuxer, path, "-v"),
         "-show_entries",
-        "format=duration:stream=codec_type,codec_name,width,height,duration",
+        "format=duration:stream=codec_type,codec_name,width,height,duration" +
+        ":stream_tags=rotate:stream_side_data=rotation",
         "-of",
         "json",
-      ], signal);
+      ], { signal });
       return parseProbe(new TextDecoder().decode(out));
     });
   }
 
   /**
-   * A PNG of the representative frame among the first seconds (FFmpeg's `thumbnail` filter: the
-   * frame nearest the average, so not a black fade-in).
+   * A PNG of the representative frame among the first seconds, FRAME_RATE frames a second of them
+   * (FFmpeg's `thumbnail` filter: the frame nearest the average, so not a black fade-in).
    */
   async frame(
     bytes: Uint8Array,
     demuxer: Demuxer,
-    signal?: AbortSignal,
-    /** Where the seconds it is chosen from start (a caption's second try). */
-    fromSeconds = 0,
+    { signal, fromSeconds = 0, background = false, maxSide }: FrameOptions = {},
   ): Promise<Uint8Array> {
+    const fit = maxSide
+      ? `scale=w='min(${maxSide},iw)':h='min(${maxSide},ih)':force_original_aspect_ratio=decrease,`
+      : "";
     return await this.#withInput(bytes, async (path) => {
       const out = await this.#run(this.options.ffmpegPath, [
         "-hide_banner",
@@ -186,7 +221,7 @@ export class Ffmpeg {
         "0:v:0",
         "-an",
         "-vf",
-        "thumbnail=n=90",
+        `fps=${FRAME_RATE},${fit}thumbnail=n=${FRAME_SECONDS * FRAME_RATE}`,
         "-frames:v",
         "1",
         "-f",
@@ -194,7 +229,7 @@ export class Ffmpeg {
         "-c:v",
         "png",
         "pipe:1",
-      ], signal);
+      ], { signal, background });
       if (out.length === 0) throw new FfmpegRunError("FFmpeg found no frame to show");
       return out;
     });
@@ -206,7 +241,7 @@ export class Ffmpeg {
    */
   async mp4(
     bytes: Uint8Array,
-    demuxer: Demuxer,
+    demuxer: Source,
     options: Mp4Options,
     signal?: AbortSignal,
   ): Promise<Uint8Array> {
@@ -239,7 +274,7 @@ export class Ffmpeg {
    */
   async preview(
     bytes: Uint8Array,
-    demuxer: Demuxer,
+    demuxer: Source,
     options: Mp4Options & { maxSide: number },
     signal?: AbortSignal,
   ): Promise<Uint8Array> {
@@ -259,18 +294,51 @@ export class Ffmpeg {
   /**
    * The first video stream of `bytes` (no sound, subtitles, data or metadata), its first
    * `maxSeconds` through `filter`, encoded by `encode` as `format`. Written to a file: MP4's
-   * `faststart` moves the index after the fact, which a pipe cannot do.
+   * `faststart` moves the index after the fact, which a pipe cannot do. An animated WebP's frames
+   * come from sharp through standard input instead.
    */
   async #transcode(
     bytes: Uint8Array,
-    demuxer: Demuxer,
+    demuxer: Source,
     options: Mp4Options,
     format: "mp4" | "webp",
     filter: string,
     encode: string[],
     signal?: AbortSignal,
   ): Promise<Uint8Array> {
-    return await this.#withInput(bytes, async (path) => {
+    if (demuxer === "webp") {
+      const frames = await webpFrames(bytes, options.maxSeconds);
+      if (!frames) throw new FfmpegRunError("The WebP is not animated: it has no video to make");
+      const path = await Deno.makeTempFile({ prefix: "reaction-video-" });
+      try {
+        return await this.#encode(rawInputArgs(frames), path, options, format, filter, encode, {
+          signal,
+          input: frames.frames,
+        });
+      } finally {
+        await Deno.remove(path).catch(() => {});
+      }
+    }
+    return await this.#withInput(
+      bytes,
+      (path) =>
+        this.#encode(inputArgs(demuxer, path, "-loglevel"), path, options, format, filter, encode, {
+          signal,
+        }),
+    );
+  }
+
+  /** One encode of the input `input` names to `${path}.${format}`; the bytes written there. */
+  async #encode(
+    input: string[],
+    path: string,
+    options: Mp4Options,
+    format: "mp4" | "webp",
+    filter: string,
+    encode: string[],
+    { signal, input: stdin }: { signal?: AbortSignal; input?: AsyncIterable<Uint8Array> },
+  ): Promise<Uint8Array> {
+    {
       const out = `${path}.${format}`;
       try {
         await this.#run(
@@ -280,7 +348,7 @@ export class Ffmpeg {
             "-nostdin",
             "-t",
             String(options.maxSeconds),
-            ...inputArgs(demuxer, path, "-loglevel"),
+            ...input,
             "-map",
             "0:v:0",
             "-an",
@@ -296,14 +364,13 @@ export class Ffmpeg {
             "-y",
             `file:${out}`,
           ],
-          signal,
-          options.timeoutMs,
+          { signal, timeoutMs: options.timeoutMs, background: true, input: stdin },
         );
         return await Deno.readFile(out);
       } finally {
         await Deno.remove(out).catch(() => {});
       }
-    });
+    }
   }
 
   async #withInput<T>(bytes: Uint8Array, use: (path: string) => Promise<T>): Promise<T> {
@@ -316,20 +383,30 @@ export class Ffmpeg {
     }
   }
 
-  /** One confined run of `binary`; its standard output, or a FfmpegRunError/TimeoutError. */
+  /**
+   * One confined run of `binary` in its lane; its standard output, or a FfmpegRunError or
+   * FfmpegTimeoutError. `timeoutMs`: this run's limit (default the configured one).
+   */
   async #run(
     binary: string,
     args: string[],
-    signal?: AbortSignal,
-    timeoutMs = this.options.timeoutMs,
+    { signal, timeoutMs = this.options.timeoutMs, background = false, input }: {
+      signal?: AbortSignal;
+      timeoutMs?: number;
+      background?: boolean;
+      /** Written to its standard input (raw frames), else it has none. */
+      input?: AsyncIterable<Uint8Array>;
+    },
   ): Promise<Uint8Array> {
-    using _slot = await this.#slots.take(timeoutMs);
+    using _slot = background
+      ? await this.#backgroundSlots.take()
+      : await this.#slots.take(timeoutMs);
     signal?.throwIfAborted();
-    const [command, ...rest] = [...this.#prefix, binary, ...args];
+    const [command, ...rest] = [...this.#prefix(background), binary, ...args];
     const child = new Deno.Command(command, {
       args: rest,
       clearEnv: true,
-      stdin: "null",
+      stdin: input ? "piped" : "null",
       stdout: "piped",
       stderr: "piped",
     }).spawn();
@@ -352,17 +429,32 @@ export class Ffmpeg {
       grace = setTimeout(() => pipes.abort(), PIPE_GRACE_MS);
       return s;
     });
+    // The input is written as FFmpeg reads it (one chunk of frames held at a time); a decoding
+    // that fails stops the run, and FFmpeg that stops reading ends the writing.
+    let inputError: unknown = null;
+    const feeding = input
+      ? feed(child.stdin, input).catch((err) => {
+        inputError = err;
+        kill();
+      })
+      : null;
     try {
       const [stdout, stderr] = await Promise.all([
         readCapped(child.stdout, MAX_STDOUT_BYTES, kill, pipes.signal),
         readCapped(child.stderr, MAX_STDERR_BYTES, null, pipes.signal),
         status,
+        feeding,
       ]);
       const { success, code } = await status;
       if (timedOut) {
         throw new FfmpegTimeoutError(`FFmpeg ran past its ${timeoutMs} ms limit and was stopped`);
       }
       signal?.throwIfAborted();
+      if (inputError) {
+        throw new FfmpegRunError(`The frames could not be decoded: ${inputError}`, {
+          cause: inputError,
+        });
+      }
       if (!success) {
         const last = new TextDecoder().decode(stderr).trim().split("\n").at(-1) ?? "";
         throw new FfmpegRunError(`FFmpeg could not read the video: ${last || `exit ${code}`}`);
@@ -374,6 +466,42 @@ export class Ffmpeg {
       signal?.removeEventListener("abort", kill);
     }
   }
+}
+
+/**
+ * Writes `input` to `stdin`, then closes it. FFmpeg that exits before reading it all (an error, a
+ * kill) breaks the pipe: the writing stops there, and the run's status says why.
+ */
+async function feed(stdin: WritableStream<Uint8Array>, input: AsyncIterable<Uint8Array>) {
+  const writer = stdin.getWriter();
+  try {
+    for await (const chunk of input) await writer.write(chunk);
+    await writer.close();
+  } catch (err) {
+    if (err instanceof Deno.errors.BrokenPipe || err instanceof Deno.errors.ConnectionReset) return;
+    await writer.abort(err).catch(() => {});
+    throw err;
+  }
+}
+
+/** The input options of raw frames on standard input: quiet, the rawvideo demuxer, pipe only. */
+function rawInputArgs(frames: RawFrames): string[] {
+  return [
+    "-loglevel",
+    "error",
+    "-protocol_whitelist",
+    "pipe",
+    "-f",
+    "rawvideo",
+    "-pix_fmt",
+    "rgba",
+    "-s",
+    `${frames.width}x${frames.height}`,
+    "-framerate",
+    String(frames.fps),
+    "-i",
+    "pipe:0",
+  ];
 }
 
 /** The input options of every run: quiet, one demuxer, file and pipe protocols only. */
@@ -437,6 +565,8 @@ export function parseProbe(json: string): VideoProbe {
       width?: number;
       height?: number;
       duration?: string;
+      tags?: { rotate?: string };
+      side_data_list?: { rotation?: number }[];
     }[];
   };
   try {
@@ -453,10 +583,18 @@ export function parseProbe(json: string): VideoProbe {
   if (!Number.isFinite(duration) || duration <= 0) {
     throw new FfmpegRunError("The video's duration could not be read");
   }
+  // A phone's portrait video is coded landscape with a display rotation (a display matrix, or an
+  // older `rotate` tag): its displayed sizes are the coded ones swapped. FFmpeg applies the
+  // rotation when it decodes (autorotate), so posters and renditions come out upright.
+  const rotation = Number(
+    video.side_data_list?.find((d) => d.rotation !== undefined)?.rotation ?? video.tags?.rotate ??
+      0,
+  );
+  const quarter = Math.abs(Math.round(rotation)) % 180 === 90;
   return {
     codec: video.codec_name,
-    width: video.width!,
-    height: video.height!,
+    width: quarter ? video.height! : video.width!,
+    height: quarter ? video.width! : video.height!,
     duration,
     audio: streams.some((s) => s.codec_type === "audio"),
   };

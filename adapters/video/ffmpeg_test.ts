@@ -42,7 +42,13 @@ Deno.test("a run gets a cleared environment, a forced demuxer and only file and 
     assert.ok(!out.includes("hunter2"), out);
     assert.ok(!out.includes("VIDEO_TEST_SECRET"), out);
     assert.match(out, / -protocol_whitelist file,pipe -f webm -i file:\/\S+reaction-video-/);
-    assert.match(out, / -map 0:v:0 -an -vf thumbnail=n=90 -frames:v 1 /);
+    assert.match(out, / -map 0:v:0 -an -vf fps=10,thumbnail=n=30 -frames:v 1 /);
+    // A poster's frames are scaled to its size before one is chosen.
+    const poster = text(await ffmpeg.frame(BYTES, "mov", { maxSide: 400 }));
+    assert.match(
+      poster,
+      / -vf fps=10,scale=w='min\(400,iw\)':h='min\(400,ih\)':force_original_aspect_ratio=decrease,thumbnail=n=30 /,
+    );
   } finally {
     Deno.env.delete("VIDEO_TEST_SECRET");
     await Deno.remove(dir, { recursive: true });
@@ -105,6 +111,34 @@ Deno.test("at most `concurrency` runs at once; a wait past the time limit is Vid
   }
 });
 
+Deno.test("a background run neither holds the upload path's slot nor runs at its priority", async () => {
+  // A rendition (libx264) lasts until the test releases it; anything else answers at once. Each
+  // run writes its nice value where its output goes: a file for a rendition, stdout for a frame.
+  const { dir, path } = await fakeFfmpeg(
+    'D="$(/usr/bin/dirname "$0")"; for a; do last="$a"; done; ' +
+      'case "$*" in *libx264*) /usr/bin/nice > "${last#file:}"; /bin/touch "$D/started"; ' +
+      'while [ ! -e "$D/release" ]; do /bin/sleep 0.05; done ;; ' +
+      "*) /usr/bin/nice ;; esac",
+  );
+  try {
+    // One slot, and a wait for it of 300 ms at most on the upload path.
+    const ffmpeg = await Ffmpeg.open(options(path, { timeoutMs: 300 }));
+    const rendition = ffmpeg.mp4(BYTES, "gif", { timeoutMs: 60_000, maxSeconds: 60 });
+    while (!await Deno.stat(`${dir}/started`).then(() => true, () => false)) {
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    // Sharing the slot, this frame would wait past its limit and be VideoBusyError.
+    assert.equal(text(await ffmpeg.frame(BYTES, "mov")).trim(), "10");
+    await Deno.writeTextFile(`${dir}/release`, "");
+    assert.equal(text(await rendition).trim(), "19");
+    // A caption's frame is a background run: the rendition's lane, at its priority.
+    assert.equal(text(await ffmpeg.frame(BYTES, "mov", { background: true })).trim(), "19");
+    assert.equal(ffmpeg.running, 0);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("a failing run is FfmpegRunError with FFmpeg's last line", async () => {
   const { dir, path } = await fakeFfmpeg(
     'echo "noise" >&2; echo "moov atom not found" >&2; exit 1',
@@ -159,6 +193,27 @@ Deno.test("parseProbe() takes the first video stream and the container's duratio
     })),
     { codec: "h264", width: 640, height: 360, duration: 10, audio: true },
   );
+  // A display rotation of a quarter turn swaps the displayed sizes; a half turn does not.
+  const rotated = (side: object[], tags: object = {}) =>
+    parseProbe(JSON.stringify({
+      streams: [{
+        codec_type: "video",
+        codec_name: "h264",
+        width: 1920,
+        height: 1080,
+        tags,
+        side_data_list: side,
+      }],
+      format: { duration: "3" },
+    }));
+  assert.deepEqual([rotated([{ rotation: -90 }]).width, rotated([{ rotation: -90 }]).height], [
+    1080,
+    1920,
+  ]);
+  assert.equal(rotated([{ rotation: 270 }]).width, 1080);
+  assert.equal(rotated([{ rotation: 180 }]).width, 1920);
+  assert.equal(rotated([], { rotate: "90" }).width, 1080, "the older rotate tag");
+  assert.equal(rotated([]).width, 1920);
   assert.throws(
     () => parseProbe(JSON.stringify({ streams: [{ codec_type: "audio" }], format: {} })),
     { message: "The file has no video stream" },

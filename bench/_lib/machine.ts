@@ -50,3 +50,38 @@ export async function cpuMs(pid: number): Promise<number> {
   // utime and stime are fields 14 and 15 of the whole line, in clock ticks (100 per second).
   return (Number(fields[11]) + Number(fields[12])) * 10;
 }
+
+/** One process of a tree: its id, its command name and its resident memory (KiB). */
+export interface TreeProcess {
+  pid: number;
+  name: string;
+  rssKb: number;
+}
+
+/**
+ * `pid` and every process descending from it (children, their children...), each with its
+ * resident memory, from /proc; a process that exits while it is read is left out.
+ */
+export async function processTree(pid: number): Promise<TreeProcess[]> {
+  const parents = new Map<number, number[]>();
+  for await (const entry of Deno.readDir("/proc")) {
+    if (!/^\d+$/.test(entry.name)) continue;
+    const stat = await Deno.readTextFile(`/proc/${entry.name}/stat`).catch(() => null);
+    if (!stat) continue;
+    // Field 4 is the parent's id; the command name (field 2) may hold spaces and parentheses.
+    const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+    parents.set(ppid, [...(parents.get(ppid) ?? []), Number(entry.name)]);
+  }
+  const out: TreeProcess[] = [];
+  for (const queue = [pid]; queue.length > 0;) {
+    const p = queue.shift()!;
+    const status = await Deno.readTextFile(`/proc/${p}/status`).catch(() => null);
+    if (!status) continue;
+    const name = /^Name:\s+(.*)$/m.exec(status)?.[1] ?? "?";
+    // A zombie has no VmRSS line: it holds no memory.
+    const rssKb = Number(/^VmRSS:\s+(\d+)/m.exec(status)?.[1] ?? 0);
+    out.push({ pid: p, name, rssKb });
+    queue.push(...(parents.get(p) ?? []));
+  }
+  return out;
+}

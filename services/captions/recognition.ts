@@ -159,7 +159,7 @@ export async function recognizeImage(deps: RecognitionDeps, shortId: string): Pr
   if (video) {
     // The frame its poster shows (services/upload/video.ts); no FFmpeg here: no words.
     if (!deps.video) return;
-    bytes = await deps.video.frame(kept, video.demuxer);
+    bytes = await deps.video.frame(kept, video.demuxer, { background: true });
   }
   const started = performance.now();
   const reader = await deps.reader();
@@ -167,7 +167,10 @@ export async function recognizeImage(deps: RecognitionDeps, shortId: string): Pr
   const demuxer = video?.demuxer ?? (isGif(kept) ? "gif" : null);
   if (!text.trim() && demuxer && deps.video) {
     // A moving image whose first frames have no words: its caption may come later (issue 45).
-    const second = await deps.video.frame(kept, demuxer, undefined, SECOND_FRAME_FROM_S)
+    const second = await deps.video.frame(kept, demuxer, {
+      fromSeconds: SECOND_FRAME_FROM_S,
+      background: true,
+    })
       .catch(() => null); // shorter than that: no second frame
     if (second) ({ text } = await reader.read(second));
   }
@@ -208,11 +211,18 @@ export async function workRecognition(
     maxPixels: number;
     /** CAPTION_WORKERS: OCR processes, each reading one image at a time. */
     workers: number;
+    /** CAPTION_IDLE_SECONDS: how long they wait for work before they stop. */
+    idleMs?: number;
   },
 ): Promise<() => Promise<void>> {
-  const { sql, store, log, thumbnails, uploads, maxPixels, workers, video } = deps;
-  const reader = lazyReader(async () =>
-    (await import("../../adapters/ocr/recognizer.ts")).CaptionReader.start({ maxPixels, workers })
+  const { sql, store, log, thumbnails, uploads, maxPixels, workers, video, idleMs } = deps;
+  const reader = lazyReader(
+    async () =>
+      (await import("../../adapters/ocr/recognizer.ts")).CaptionReader.start({
+        maxPixels,
+        workers,
+      }),
+    idleMs,
   );
   await jobs.work(recognitionKind({
     sql,

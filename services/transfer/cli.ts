@@ -21,8 +21,8 @@ export { UsageError };
 const IMPORT_USAGE = `Usage: deno task import <folder> [options]
        deno task import --restore <export folder> [options]
 
-Uploads every image under <folder> through the board's API, tagged with its sub-folder names,
-its sidecar (x.gif.txt or x.txt: tags separated by commas or newlines) and --tags.
+Uploads every image and video (MP4, WebM) under <folder> through the board's API, tagged with its
+sub-folder names, its sidecar (x.gif.txt or x.txt: tags separated by commas or newlines) and --tags.
 
 Options:
   --url URL            the board (default IMAGEBOARD_URL, else ${DEFAULT_URL})

@@ -1,7 +1,7 @@
 /**
- * `deno task import <folder>`: every image under a folder, sent through the public API with the
- * tags of its sub-folders, its sidecar and `--tags`; everything else listed as skipped with the
- * reason. Content dedup on the server makes a rerun (or the rest of an interrupted run) safe:
+ * `deno task import <folder>`: every image and video (MP4, WebM) under a folder, sent through the
+ * public API with the tags of its sub-folders, its sidecar and `--tags`; everything else listed as
+ * skipped with the reason. Content dedup on the server makes a rerun (or the rest of an interrupted run) safe:
  * what is already there answers 200 and only gets the tags.
  */
 import { SNIFF_BYTES } from "../../domain/image_sniff.ts";
@@ -46,7 +46,7 @@ const DRY_RUN_OUTCOMES: [string, string][] = [
   ["failed", "failed"],
 ];
 
-const NOT_AN_IMAGE = "not a supported image (JPEG, PNG, GIF, WebP or AVIF)";
+const NOT_AN_IMAGE = "not a supported image or video (JPEG, PNG, GIF, WebP, AVIF, MP4 or WebM)";
 
 /** `[a, b]`, or `[no tags]`. */
 export const tagList = (tags: string[]) => `[${tags.length ? tags.join(", ") : "no tags"}]`;

@@ -298,6 +298,8 @@ Deno.test("forEachConcurrent keeps at most `concurrency` items in flight and pul
   assert.ok(maxAhead <= 3, String(maxAhead));
 });
 
+const ascii = (text: string) => [...new TextEncoder().encode(text)];
+
 Deno.test("readCandidate reads only the head of a non-image, and all of a JPEG with a long header", async () => {
   const dir = await Deno.makeTempDir();
   try {
@@ -320,6 +322,27 @@ Deno.test("readCandidate reads only the head of a non-image, and all of a JPEG w
     const read = await readCandidate(jpeg, 32 * 1024 * 1024);
     assert.deepEqual(read.sniffed, { type: "image/jpeg", width: 30, height: 20 });
     assert.equal(read.bytes?.length, read.size);
+
+    // An MP4 and a WebM longer than the head: recognised from it, then read whole (issue 45).
+    const hex = (h: string) => h.match(/../g)!.map((b) => parseInt(b, 16));
+    const videos: [string, number[], string][] = [
+      ["clip.mp4", [...hex("00000010"), ...ascii("ftypisom"), ...hex("00000200")], "video/mp4"],
+      // An EBML header whose DocType (0x4282) is "webm", then a Segment of unknown size.
+      [
+        "clip.webm",
+        [...hex("1a45dfa3874282"), 0x84, ...ascii("webm"), ...hex("1853806701ffffffffffffff")],
+        "video/webm",
+      ],
+    ];
+    for (const [name, head, type] of videos) {
+      const path = join(dir, name);
+      const bytes = new Uint8Array(2 * SNIFF_BYTES);
+      bytes.set(head);
+      await Deno.writeFile(path, bytes);
+      const video = await readCandidate(path, 32 * 1024 * 1024);
+      assert.deepEqual(video.sniffed, { type }, name);
+      assert.equal(video.bytes?.length, 2 * SNIFF_BYTES, name);
+    }
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

@@ -8,7 +8,13 @@
  * private picture, nor a linked sidecar send a private file's words as tags).
  */
 import { join, relative, resolve, sep } from "node:path";
-import { SNIFF_BYTES, sniffImage, type SniffResult } from "../../domain/image_sniff.ts";
+import {
+  SNIFF_BYTES,
+  sniffImage,
+  type SniffResult,
+  sniffVideo,
+  type VideoType,
+} from "../../domain/image_sniff.ts";
 import { normalizeTag, TagNameError } from "../../domain/tag_names.ts";
 
 /** A sidecar larger than this is not read (tags for one image fit in far less). */
@@ -168,15 +174,30 @@ export async function readSidecar(path: string): Promise<string[]> {
   return sidecarTags(await Deno.readTextFile(path));
 }
 
+/** What a file's head says it is: an image (with its header's size), or a video (issue 45). */
+export type Candidate = SniffResult | { type: VideoType };
+
+/**
+ * What `head` (a file's first bytes, or all of them) is: an image the board takes, an MP4 or a
+ * WebM, or null. A video's container is only recognised here (sniffVideo on a head reports the
+ * rest as cut short); the service checks the whole file and probes it.
+ */
+export function sniffCandidate(head: Uint8Array): Candidate | null {
+  const image = sniffImage(head);
+  if (image) return image;
+  const video = sniffVideo(head);
+  return video ? { type: video.type } : null;
+}
+
 /**
  * Reads a file for upload: its size, what its first bytes sniff as (null: not a supported
- * image) and, for an image that fits in `bufferMax`, its bytes (so it is read once). Only the
+ * image or video) and, for one that fits in `bufferMax`, its bytes (so it is read once). Only the
  * head of anything else is read; a JPEG is read further when its header runs past the head
  * (metadata before the frame), as the service sniffs the whole file.
  */
 export async function readCandidate(path: string, bufferMax: number): Promise<{
   size: number;
-  sniffed: SniffResult | null;
+  sniffed: Candidate | null;
   bytes?: Uint8Array;
 }> {
   const file = await Deno.open(path);
@@ -195,8 +216,8 @@ export async function readCandidate(path: string, bufferMax: number): Promise<{
   } finally {
     file.close();
   }
-  if (head.length === size) return { size, sniffed: sniffImage(head), bytes: head };
-  const sniffed = sniffImage(head);
+  if (head.length === size) return { size, sniffed: sniffCandidate(head), bytes: head };
+  const sniffed = sniffCandidate(head);
   const jpeg = head[0] === 0xff && head[1] === 0xd8 && head[2] === 0xff;
   if ((!sniffed && !jpeg) || size > bufferMax) return { size, sniffed };
   const bytes = await Deno.readFile(path);

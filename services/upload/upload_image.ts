@@ -23,6 +23,6 @@ export async function uploadImage(
   // Its caption is read in the background (adapters/ocr), never on the upload's path.
   if (result.created && !options.caption) await queueRecognition(services, result.image.short_id);
   // A moving image's MP4 is made in the background too (services/video_renditions.ts).
-  if (result.created) await queueVideoRendition(services, result.image);
+  if (result.created) await queueVideoRendition(services, result.image, bytes);
   return result;
 }

@@ -8,6 +8,7 @@ import { sniffVideo, UnsupportedImageError, type VideoType } from "../../domain/
 import { AppError } from "../../domain/errors.ts";
 import { FfmpegRunError, FfmpegTimeoutError, VideoBusyError } from "../../adapters/video/ffmpeg.ts";
 import type { Services, Thumbnailer } from "../deps.ts";
+import { THUMBNAIL_MAX_SIDE } from "../../domain/thumbnail_size.ts";
 
 /** The codecs each container may carry; any other is refused (415). */
 export const VIDEO_CODECS: Readonly<Record<VideoType, readonly string[]>> = {
@@ -72,7 +73,7 @@ export async function probeVideo(
 
 /**
  * The video's poster as the thumbnail pool makes an image's (WebP thumbnail and perceptual hash),
- * from its representative frame.
+ * from its representative frame at the thumbnail's size (the thumbnail is no larger).
  */
 export async function videoThumbnail(
   services: Pick<Services, "video" | "thumbnails">,
@@ -81,7 +82,9 @@ export async function videoThumbnail(
   signal: AbortSignal,
 ): ReturnType<Thumbnailer["thumbnail"]> {
   if (!services.video || !services.thumbnails) throw new Error("no video tool or thumbnailer");
-  const frame = await ffmpegStep(() => services.video!.frame(bytes, video.demuxer, signal));
+  const frame = await ffmpegStep(() =>
+    services.video!.frame(bytes, video.demuxer, { signal, maxSide: THUMBNAIL_MAX_SIDE })
+  );
   signal.throwIfAborted();
   return await services.thumbnails.thumbnail(frame, signal);
 }

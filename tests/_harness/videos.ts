@@ -174,3 +174,37 @@ export async function stillAsGif(input: Uint8Array, ext = "jpg"): Promise<Uint8A
     await Deno.remove(dir, { recursive: true });
   }
 }
+
+/**
+ * A phone's portrait video: 160x120 coded (a red field, a white bar down its left side, 2 s), with
+ * a display rotation of a quarter turn in its track header (`rotate=90`, which FFmpeg writes as a
+ * display matrix): shown 120x160, the bar along the bottom.
+ */
+export async function rotatedMp4(): Promise<Uint8Array> {
+  const dir = await Deno.makeTempDir({ prefix: "video-fixture-" });
+  try {
+    await ffmpeg([
+      "-f",
+      "lavfi",
+      "-i",
+      "color=c=red:s=160x120:r=10:d=2,drawbox=x=0:y=0:w=40:h=120:color=white:t=fill",
+      "-c:v",
+      "libx264",
+      "-pix_fmt",
+      "yuv420p",
+      `${dir}/plain.mp4`,
+    ]);
+    await ffmpeg([
+      "-i",
+      `${dir}/plain.mp4`,
+      "-c",
+      "copy",
+      "-metadata:s:v:0",
+      "rotate=90",
+      `${dir}/rotated.mp4`,
+    ]);
+    return await Deno.readFile(`${dir}/rotated.mp4`);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
