@@ -15,7 +15,7 @@ export const MAX_COMPLETIONS = 8;
  * finished word, or each completion's newest, an equal share each). A caption outside them is not
  * suggested.
  */
-export const MAX_SUGGEST_IMAGES = 200;
+export const MAX_SUGGEST_IMAGES = 50;
 
 /**
  * Up to `limit` distinct captions of images that carry every word of `finished` (exactly, as the
