@@ -1,4 +1,4 @@
-import { useEffect, useRef, useState } from "preact/hooks";
+import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 import { TagInput } from "../components/TagInput.tsx";
 import { apiJson, useToken } from "../client/api_client.ts";
 import type { Star as StarType } from "../components/Star.tsx";
@@ -8,6 +8,7 @@ import { directPath, movingBadge } from "../domain/share_links.ts";
 import { useCopier } from "../components/CopyFeedback.tsx";
 import { ShareButton } from "../components/ShareButton.tsx";
 import { useImageSearch } from "../components/ImageSearch.tsx";
+import { rememberResults } from "../client/results.ts";
 
 /**
  * Thumbnails loaded at once rather than lazily: the first rows, the page's largest paint on a
@@ -80,11 +81,11 @@ export default function Library(
     copy("link", (publicBaseUrl ?? location.origin) + directPath(card));
   const searching = tags.length > 0 || q !== "" || uploader !== "";
   const imageSearch = useImageSearch();
-  // The image pages opened from here offer the previous and next of this list (PrevNext).
-  useEffect(() => {
-    import("../client/results.ts").then((r) =>
-      r.rememberResults({ kind: "library", tags, q, sort }, items, cursor)
-    );
+  // The image pages opened from here offer the previous and next of this list (PrevNext). Kept
+  // as the list renders, before the page counts as hydrated, so that a tap right after load
+  // already carries it (tests/browser/phone_test.ts, "moves through the library's results").
+  useLayoutEffect(() => {
+    rememberResults({ kind: "library", tags, q, sort }, items, cursor);
   }, [items, cursor]);
 
   // Stars for signed-in people: which of the shown images are their favourites.
