@@ -8,7 +8,7 @@ import { directPath, movingBadge } from "../domain/share_links.ts";
 import { useCopier } from "../components/CopyFeedback.tsx";
 import { ShareButton } from "../components/ShareButton.tsx";
 import { useImageSearch } from "../components/ImageSearch.tsx";
-import { rememberResults } from "../client/results.ts";
+import { rememberResults } from "../client/results_store.ts";
 
 /**
  * Thumbnails loaded at once rather than lazily: the first rows, the page's largest paint on a

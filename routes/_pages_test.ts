@@ -166,7 +166,7 @@ Deno.test("a failing read model gives an HTML error page, a bad cursor a 400", a
 
 // 15 KB until issue 44's Share button, search by image and list for prev/next and issue 42's star
 // (their heavier parts load on first use: components/ImageSearchPanel.tsx, client/share.ts,
-// client/results.ts, components/Star.tsx).
+// client/results.ts, components/Star.tsx; only client/results_store.ts is kept at once).
 Deno.test("the library page ships at most 17 KB of gzipped JavaScript", async () => {
   const { html } = await get("/");
   const urls = [
