@@ -207,6 +207,15 @@ async function rank(
         from per_word p) m) f`;
 }
 
+/** The column of `table` that names the word or tag. */
+const keyOf = (sql: Sql, table: Stage["table"]) =>
+  table === "image_words" ? sql`word_id` : sql`tag_id`;
+
+/** SQL: whether candidate `c` carries one of `ids` in `table`, by one index probe per ID. */
+const carries = (sql: Sql, table: Stage["table"], ids: string[]) =>
+  sql`exists (select 1 from ${sql(table)} p
+    where p.${keyOf(sql, table)} = any(${ids}::bigint[]) and p.image_seq = c.seq)`;
+
 /** Whether `phrase`, read as captions are, is the one word `words` holds. */
 function phraseIsTheWord(phrase: string, words: string[]): boolean {
   const runs = phrase.normalize("NFKC").toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
@@ -262,11 +271,8 @@ export async function searchByRelevance(
   // The sent images rank first within each level: read by the send-count index, and only those
   // that carry one of the driving word's ways (a probe of the word and tag indexes each) are read
   // in full, so that a board of many sent images does not read them all for every search.
-  const words = [...driver.exact, ...driver.near];
-  const carriesDriver = sql`(exists (select 1 from image_words p
-      where p.word_id = any(${words}::bigint[]) and p.image_seq = c.seq)
-    or exists (select 1 from image_tags p
-      where p.tag_id = any(${driver.tags}::bigint[]) and p.image_seq = c.seq))`;
+  const carriesDriver = sql`(${carries(sql, "image_words", [...driver.exact, ...driver.near])}
+    or ${carries(sql, "image_tags", driver.tags)})`;
   take(
     await rank(
       sql,
@@ -283,10 +289,7 @@ export async function searchByRelevance(
   // by a probe of the word index per candidate: only those are read before the page is known.
   const allExact = others.length > 0 && plan.words.every((w) => w.exact.length > 0);
   const exactProbe = allExact
-    ? others.map((w) =>
-      sql`exists (select 1 from image_words p
-        where p.image_seq = c.seq and p.word_id = any(${w.exact}::bigint[]))`
-    ).reduce((a, b) => sql`${a} and ${b}`)
+    ? others.map((w) => carries(sql, "image_words", w.exact)).reduce((a, b) => sql`${a} and ${b}`)
     : null;
   const stages: Stage[] = [
     ...(exactProbe
@@ -306,9 +309,9 @@ export async function searchByRelevance(
     // a probing stage, whose misses cost an index probe each, four times as much at once.
     const growth = stage.probe ? 4 : 2;
     let batch = stage.probe ? Math.max(4 * opts.limit, opts.probeBatch ?? PROBE_BATCH) : opts.limit;
+    const column = keyOf(sql, stage.table);
     while (read < examine && !certain(stage.best)) {
       const size = Math.min(batch, examine - read);
-      const column = stage.table === "image_words" ? sql`word_id` : sql`tag_id`;
       const rows = await rank(
         sql,
         plan,

@@ -28,6 +28,23 @@ async function list(query: string): Promise<{ items: ImageDto[]; next_cursor: st
 
 const ids = (page: { items: ImageDto[] }) => page.items.map((i) => i.short_id);
 
+/** searchByRelevance() on the service's pool, with the service's thresholds. */
+const relevance = (
+  words: string[],
+  phrase: string,
+  more: { limit: number; examine?: number; probeBatch?: number },
+) =>
+  searchByRelevance(svc.services.sql, {
+    words,
+    phrase,
+    tags: [],
+    exclude: [],
+    after: null,
+    threshold: SIMILARITY_THRESHOLD,
+    candidates: MAX_CANDIDATES_PER_WORD,
+    ...more,
+  });
+
 // Oldest first; the names say how each matches "this is fine". Each level's image is newer than
 // the better level's, so that only the levels can put the better one first.
 const phrase = await seed("THIS IS FINE.");
@@ -124,17 +141,7 @@ Deno.test("the library page offers Best match when there are words, and lists in
 
 Deno.test("a relevance search examines at most its bound: the sent, then the newest of its rarest word", async () => {
   // "this" and "fine" both have six images' worth of ways; the first word drives on a tie.
-  const hits = await searchByRelevance(svc.services.sql, {
-    words: ["this", "fine"],
-    phrase: "this is fine",
-    tags: [],
-    exclude: [],
-    limit: 10,
-    after: null,
-    threshold: SIMILARITY_THRESHOLD,
-    candidates: MAX_CANDIDATES_PER_WORD,
-    examine: 2,
-  });
+  const hits = await relevance(["this", "fine"], "this is fine", { limit: 10, examine: 2 });
   // The sent image (the oldest), then the two newest images with "this", ranked: every word
   // exact, then through a tag (the alias). The phrase match between them is not read.
   assert.deepEqual(hits.map((h) => [h.short_id, h.level]), [
@@ -152,17 +159,7 @@ Deno.test("the reading goes on while an unread image could rank higher", async (
   const tagged = [];
   for (let i = 0; i < 3; i++) tagged.push(await seed("zetafish", ["omegaroot"]));
   const search = (limit: number) =>
-    searchByRelevance(svc.services.sql, {
-      words: ["zetafish", "omegaroot"],
-      phrase: "zetafish omegaroot",
-      tags: [],
-      exclude: [],
-      limit,
-      after: null,
-      threshold: SIMILARITY_THRESHOLD,
-      candidates: MAX_CANDIDATES_PER_WORD,
-      probeBatch: 1,
-    });
+    relevance(["zetafish", "omegaroot"], "zetafish omegaroot", { limit, probeBatch: 1 });
   // Images with both words are read from the newest in batches of 4, 16: the phrase match is in
   // the second.
   assert.deepEqual((await search(1)).map((h) => [h.short_id, h.level]), [[old.short_id, 4]]);
@@ -177,16 +174,7 @@ Deno.test("a phrase of more words than the search keeps is still tested as a phr
   // "is" is too short to search by, but the phrase keeps it.
   const inOrder = await seed("is quuxly");
   const reversed = await seed("quuxly is");
-  const hits = await searchByRelevance(svc.services.sql, {
-    words: ["quuxly"],
-    phrase: "is quuxly",
-    tags: [],
-    exclude: [],
-    limit: 5,
-    after: null,
-    threshold: SIMILARITY_THRESHOLD,
-    candidates: MAX_CANDIDATES_PER_WORD,
-  });
+  const hits = await relevance(["quuxly"], "is quuxly", { limit: 5 });
   assert.deepEqual(hits.map((h) => [h.short_id, h.level]), [
     [inOrder.short_id, 4],
     [reversed.short_id, 3],
@@ -199,17 +187,7 @@ Deno.test("a sent image matched only through a tag comes first among the tag mat
   await seed("nothing either", [tag]);
   const newest = await seed("still nothing", [tag]);
   await svc.db.sql`update images set send_count = 1 where short_id = ${sent.short_id}`;
-  const search = (limit: number) =>
-    searchByRelevance(svc.services.sql, {
-      words: [tag.split("_")[1]],
-      phrase: tag.split("_")[1],
-      tags: [],
-      exclude: [],
-      limit,
-      after: null,
-      threshold: SIMILARITY_THRESHOLD,
-      candidates: MAX_CANDIDATES_PER_WORD,
-    });
+  const search = (limit: number) => relevance([tag.split("_")[1]], tag.split("_")[1], { limit });
   assert.deepEqual((await search(1)).map((h) => [h.short_id, h.level]), [[sent.short_id, 2]]);
   assert.deepEqual((await search(2)).map((h) => h.short_id), [sent.short_id, newest.short_id]);
 });
