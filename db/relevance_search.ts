@@ -20,6 +20,7 @@
 import type { Fragment, Sql } from "./client.ts";
 import { COLUMNS, type ImageWithTags, TAGS } from "./images.ts";
 import { meantTagIds } from "./tags.ts";
+import { wordRuns } from "../domain/caption_text.ts";
 
 /**
  * Most images one relevance search reads of the sent ones, and again of the newest of those
@@ -218,7 +219,7 @@ const carries = (sql: Sql, table: Stage["table"], ids: string[]) =>
 
 /** Whether `phrase`, read as captions are, is the one word `words` holds. */
 function phraseIsTheWord(phrase: string, words: string[]): boolean {
-  const runs = phrase.normalize("NFKC").toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
+  const runs = wordRuns(phrase);
   return words.length === 1 && runs.length === 1 && runs[0] === words[0];
 }
 

@@ -47,12 +47,17 @@ export function normalizeCaption(text: string): string {
 }
 
 /**
- * The distinct words of a text, lower-cased, in order of first appearance: runs of letters and
- * digits (so "I'M" gives "i" and "m", "*sips tea*" gives "sips" and "tea"), at most `max`.
+ * Every run of letters and digits of a text, NFKC and lower-cased, in order, repeats kept (so
+ * "I'M" gives "i" and "m", "*sips tea*" gives "sips" and "tea").
  */
+export function wordRuns(text: string): string[] {
+  return text.normalize("NFKC").toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
+}
+
+/** The distinct words of a text (wordRuns), in order of first appearance, at most `max`. */
 export function wordsOf(text: string, max = MAX_WORDS_PER_IMAGE): string[] {
   const words = new Set<string>();
-  for (const [w] of text.normalize("NFKC").toLowerCase().matchAll(/[\p{L}\p{N}]+/gu)) {
+  for (const w of wordRuns(text)) {
     if (w.length > 64) continue; // not a word; the index keeps names under 64 characters too
     words.add(w);
     if (words.size === max) break;

@@ -20,7 +20,7 @@ import {
   searchByRelevance,
 } from "../db/relevance_search.ts";
 import { MAX_CANDIDATES_PER_WORD } from "../db/caption_search.ts";
-import { queryWords, SIMILARITY_THRESHOLD } from "../domain/caption_text.ts";
+import { queryWords, SIMILARITY_THRESHOLD, wordRuns } from "../domain/caption_text.ts";
 import { knownTagNames, listTags, suggestTags } from "../db/tags.ts";
 import { suggestCaptions } from "../db/caption_suggest.ts";
 import { splitSearch } from "../domain/search_text.ts";
@@ -314,7 +314,7 @@ export function createReadModel(
     },
     suggestCaptions: (typed, limit) => {
       // The last word as a beginning (what is being typed), the others as a search matches them.
-      const tokens = typed.normalize("NFKC").toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
+      const tokens = wordRuns(typed);
       const beginning = tokens.at(-1)?.slice(0, 64);
       if (!beginning) return Promise.resolve([]);
       const finished = queryWords(tokens.slice(0, -1).join(" "));
