@@ -14,7 +14,9 @@
  * by the send-count index), then the images of the rarest word's ways, newest first in growing
  * batches, the ways that can reach the best level first (the caption word exactly, then its tags,
  * then its near spellings). A row is certain when nothing unread can rank above it, so a one-word
- * query reads about a page of rows and no more (bench B14, relevance row). At most
+ * query reads about a page of rows and no more (bench B14, relevance row). Two words or more
+ * whose images seldom meet, as their counts say, are instead found at once through the word and
+ * tag index, every image with each word one way, or with every word exactly, however old. At most
  * MAX_RELEVANCE_CANDIDATES images are read in all.
  */
 import type { Fragment, Sql } from "./client.ts";
@@ -52,6 +54,10 @@ interface WordWays {
   exact: string[];
   tags: string[];
   near: string[];
+  /** How many images its ways have, in all (an image may count more than once). */
+  n: number;
+  /** How many images its exact way has. */
+  exactN: number;
 }
 
 /** The query's words' ways and the tag filters, looked up once per search. */
@@ -60,6 +66,8 @@ interface Plan {
   driver: number;
   wanted: string[];
   excluded: string[];
+  /** How many images the board has (the planner's estimate). */
+  images: number;
 }
 
 /** The first batch of a probing stage, at least. */
@@ -103,6 +111,7 @@ async function planSearch(
       wanted: string[];
       known: boolean;
       excluded: string[];
+      images: number;
     }[]
   >`
     with qw as (select w, o from unnest(${opts.words}::text[]) with ordinality q(w, o)),
@@ -141,7 +150,7 @@ async function planSearch(
         coalesce(array_agg(id) filter (where kind = 'w' and how = 3), '{}') as exact,
         coalesce(array_agg(id) filter (where kind = 't'), '{}') as tags,
         coalesce(array_agg(id) filter (where kind = 'w' and how = 1), '{}') as near,
-        sum(n) as n
+        coalesce(sum(n), 0) as n, coalesce(sum(n) filter (where how = 3), 0) as exact_n
       from ways group by o),
     wanted as materialized (
       select coalesce(array_agg(id), '{}') as ids, coalesce(bool_and(id is not null), true) as known
@@ -151,12 +160,20 @@ async function planSearch(
         as ids)
     select
       (select json_agg(json_build_object('o', o, 'exact', exact::text[], 'tags', tags::text[],
-        'near', near::text[]) order by o) from per_word) as words,
+        'near', near::text[], 'n', n, 'exactN', exact_n) order by o) from per_word) as words,
+      (select greatest(reltuples, 1)::float8 from pg_class where oid = 'images'::regclass)
+        as images,
       (select o from per_word order by n, o limit 1)::int as driver,
       (select ids::text[] from wanted) as wanted, (select known from wanted) as known,
       (select ids::text[] from excluded) as excluded`;
   if (!row.words || row.words.length < opts.words.length || !row.known) return null;
-  return { words: row.words, driver: row.driver!, wanted: row.wanted, excluded: row.excluded };
+  return {
+    words: row.words.map((w) => ({ ...w, n: Number(w.n), exactN: Number(w.exactN) })),
+    driver: row.driver!,
+    wanted: row.wanted,
+    excluded: row.excluded,
+    images: row.images,
+  };
 }
 
 /**
@@ -180,16 +197,18 @@ async function rank(
         array(select jsonb_array_elements_text(e->'near'))::bigint[] as near_ids
       from jsonb_array_elements(${JSON.stringify(plan.words)}::text::jsonb) e),
     candidates as materialized (
-      select seq, ${probe ?? sql`true`} as pass from (${candidates}) c)
+      select seq, ${probe ?? sql`true`} as pass from (${candidates}) c),
+    -- Both texts read as the caption's words are (domain/caption_text.ts wordsOf: NFKC, lower
+    -- case, letters and digits), the same way, so that the phrase test compares like with like;
+    -- the phrase's once.
+    phrase as materialized (
+      select ' ' || btrim(regexp_replace(lower(normalize(${phrase.text}::text, NFKC)),
+        '[^[:alnum:]]+', ' ', 'g')) || ' ' as words)
     select c.seq::text as seq, i.send_count, case
         when f.worst is null or not i.tag_ids @> ${plan.wanted}::bigint[]
           or i.tag_ids && ${plan.excluded}::bigint[] then null
-        -- Both texts read as the caption's words are (domain/caption_text.ts wordsOf: NFKC, lower
-        -- case, letters and digits), the same way, so that the phrase test compares like with like.
         -- A one-word phrase is implied by its word exactly in the caption.
-        when f.worst = 3 and (${phrase.implied} or position(
-            ' ' || btrim(regexp_replace(lower(normalize(${phrase.text}::text, NFKC)),
-              '[^[:alnum:]]+', ' ', 'g')) || ' '
+        when f.worst = 3 and (${phrase.implied} or position((select words from phrase)
             in ' ' || btrim(regexp_replace(lower(normalize(i.text, NFKC)), '[^[:alnum:]]+', ' ', 'g'))
               || ' '
           ) > 0) then 4
@@ -251,6 +270,8 @@ export async function searchByRelevance(
     examine?: number;
     /** The first batch of a probing stage, at least (PROBE_BATCH; tests set less). */
     probeBatch?: number;
+    /** How the images of two words or more are found, instead of by the counts (tests). */
+    method?: "index" | "walk";
   },
 ): Promise<RelevanceHit[]> {
   if (!opts.words.length || opts.limit < 1) throw new RangeError("a search needs words and a page");
@@ -268,6 +289,116 @@ export async function searchByRelevance(
       if (r.level !== null && (!cursor || before(cursor, hit))) found.set(hit.seq, hit);
     }
   };
+  // Two words or more whose images seldom meet: every image that matches each word one of its ways
+  // is read at once through the word and tag index, however old, and ranked; a walk would read
+  // up to its bound of the driving word's images for the few that carry the others too. More
+  // than the bound means that the words meet more often than their counts said: the walk then
+  // finds its page among the newest (tests/relevance_test.ts, "seldom meet").
+  const index = (counts: (w: WordWays) => number, page: number, postings: number) =>
+    plan.words.length > 1 &&
+    (opts.method ? opts.method === "index" : indexCheaper(plan, counts, page, examine, postings));
+  const fewest = Math.min(...plan.words.map((w) => w.exactN));
+  // Each word's ways are OR-ed: all their postings are read. Words of one way each are AND-ed,
+  // and the index skips through the longer lists: about the shortest's postings each.
+  const all = index((w) => w.n, opts.limit, plan.words.reduce((n, w) => n + w.n, 0)) &&
+      tagWays(plan) <= MAX_TAG_WAYS
+    ? await rank(sql, plan, matchingEvery(sql, plan, examine), phrase)
+    : null;
+  if (all && all.length <= examine) take(all);
+  else {
+    // The same for the images with every word exactly (levels 4 and 3), when they seldom meet:
+    // the walk then reads only the levels below. Its probing stage reads until it has a page of
+    // phrases, which are rarer still: as if for a page of all it may read.
+    const exact = index((w) => w.exactN, examine, fewest * plan.words.length) &&
+        plan.words.every((w) => w.exact.length)
+      ? await rank(sql, plan, carryingEvery(sql, plan, examine), phrase)
+      : null;
+    const complete = exact !== null && exact.length <= examine;
+    if (complete) take(exact);
+    await walk(sql, plan, { ...opts, examine, exactRead: complete }, phrase, found, take);
+  }
+  const page = [...found.values()].sort((a, b) => (before(a, b) ? -1 : 1)).slice(0, opts.limit);
+  if (!page.length) return [];
+  const rows = await sql<ImageWithTags[]>`
+    select ${COLUMNS(sql)}, ${TAGS(sql)} from images i
+    where i.seq = any(${page.map((h) => h.seq.toString())}::bigint[])`;
+  const bySeq = new Map(rows.map((r) => [r.seq, r]));
+  return page.flatMap((h) => {
+    const row = bySeq.get(h.seq.toString());
+    return row ? [{ ...row, level: h.level }] : [];
+  });
+}
+
+/**
+ * Whether reading every image that matches each word `count`'s way through the index costs less
+ * than a walk of the driving word: the index reads the images where the words meet (expected
+ * from the counts, the words independent; at most `examine`) and steps through each word's
+ * posting list; the walk reads a page's worth of those among the driving word's images, newest
+ * first (tests/relevance_test.ts, "seldom meet").
+ */
+function indexCheaper(
+  plan: Plan,
+  count: (w: WordWays) => number,
+  /** The page the walk reads for. */
+  limit: number,
+  examine: number,
+  /** How many postings the index steps through. */
+  postings: number,
+): boolean {
+  const meet = plan.words.reduce((n, w) => n * Math.min(1, count(w) / plan.images), plan.images);
+  const driven = count(plan.words.find((w) => w.o === plan.driver)!);
+  const walk = Math.min(driven, examine, limit * driven / Math.max(meet, 1e-9));
+  return meet <= examine && meet + postings * POSTING_COST < walk;
+}
+
+/** What stepping past one posting of the word and tag index costs, in images read. */
+const POSTING_COST = 0.02;
+
+/** Most words with tag ways that matchingEvery() takes: each doubles its index scans. */
+const MAX_TAG_WAYS = 2;
+
+/** How many words of `plan` can match through a tag. */
+const tagWays = (plan: Plan) => plan.words.filter((w) => w.tags.length).length;
+
+/** SQL: up to `examine` + 1 images that carry every word of `plan` exactly, in no order. */
+function carryingEvery(sql: Sql, plan: Plan, examine: number): Fragment {
+  return sql`select i.seq from images i
+    where i.word_ids @> ${plan.words.flatMap((w) => w.exact)}::bigint[] limit ${examine + 1}`;
+}
+
+/**
+ * SQL: up to `examine` + 1 images that match every word of `plan` one of its ways (a caption word,
+ * exactly or near, or a tag), from the word and tag index (images_words_tags_idx) in no order.
+ * The tag filters are left to rank(): `tag_ids @> '{}'` would read the whole index.
+ */
+function matchingEvery(sql: Sql, plan: Plan, examine: number): Fragment {
+  // A word without tags is one condition of the index scan; with tags, two scans OR-ed.
+  const each = plan.words.map((w) => {
+    const words = sql`i.word_ids && ${[...w.exact, ...w.near]}::bigint[]`;
+    return w.tags.length ? sql`(${words} or i.tag_ids && ${w.tags}::bigint[])` : words;
+  }).reduce((a, b) => sql`${a} and ${b}`);
+  return sql`select i.seq from images i where ${each} limit ${examine + 1}`;
+}
+
+/**
+ * The search by reading (see the module): the sent images that carry the driving word, then the
+ * driving word's ways newest first, in stages, until the page is certain or `examine` are read.
+ */
+async function walk(
+  sql: Sql,
+  plan: Plan,
+  opts: {
+    limit: number;
+    examine: number;
+    probeBatch?: number;
+    /** Every image with every word exactly is read already (no probing stage). */
+    exactRead?: boolean;
+  },
+  phrase: { text: string; implied: boolean },
+  found: Map<bigint, Ranked>,
+  take: (rows: { seq: string; level: RelevanceLevel | null; send_count: number }[]) => void,
+): Promise<void> {
+  const { examine } = opts;
   const driver = plan.words.find((w) => w.o === plan.driver)!;
   // The sent images rank first within each level: read by the send-count index, and only those
   // that carry one of the driving word's ways (a probe of the word and tag indexes each) are read
@@ -288,7 +419,8 @@ export async function searchByRelevance(
   const others = plan.words.filter((w) => w !== driver);
   // With more than one word, the images with every word exactly (levels 4 and 3) are found first,
   // by a probe of the word index per candidate: only those are read before the page is known.
-  const allExact = others.length > 0 && plan.words.every((w) => w.exact.length > 0);
+  const allExact = !opts.exactRead && others.length > 0 &&
+    plan.words.every((w) => w.exact.length > 0);
   const exactProbe = allExact
     ? others.map((w) => carries(sql, "image_words", w.exact)).reduce((a, b) => sql`${a} and ${b}`)
     : null;
@@ -296,14 +428,28 @@ export async function searchByRelevance(
     ...(exactProbe
       ? [{ table: "image_words" as const, ids: driver.exact, best: 4, probe: exactProbe }]
       : []),
-    { table: "image_words", ids: driver.exact, best: others.length ? 2 : 4, probe: null },
+    // The images with every word exactly are read by now (the probe, or exactRead): the driving
+    // word's others reach level 2 through another word's tag, else 1.
+    {
+      table: "image_words",
+      ids: driver.exact,
+      best: !others.length ? 4 : others.some((w) => w.tags.length) ? 2 : 1,
+      probe: null,
+    },
     { table: "image_tags", ids: driver.tags, best: 2, probe: null },
     { table: "image_words", ids: driver.near, best: 1, probe: null },
   ];
   let read = 0;
-  const certain = (best: number) =>
-    [...found.values()].filter((h) => h.level >= best).length >= opts.limit;
-  for (const [s, stage] of stages.entries()) {
+  // Whether an unread image of a stage that reaches `best` at most, older than `below`, could rank
+  // above the page's last hit: it is not sent (the sent images are read), so it ranks above a
+  // hit of its level only if that hit is not sent and older.
+  const open = (best: number, below: bigint) => {
+    if (found.size < opts.limit) return true;
+    const last = [...found.values()].sort((a, b) => (before(a, b) ? -1 : 1))[opts.limit - 1];
+    if (best !== last.level) return best > last.level;
+    return last.sendCount === 0 && below > last.seq;
+  };
+  for (const stage of stages) {
     if (!stage.ids.length) continue;
     let below = 9223372036854775807n;
     // A page's worth first (all a one-word search reads), then twice the last batch each time;
@@ -311,7 +457,7 @@ export async function searchByRelevance(
     const growth = stage.probe ? 4 : 2;
     let batch = stage.probe ? Math.max(4 * opts.limit, opts.probeBatch ?? PROBE_BATCH) : opts.limit;
     const column = keyOf(sql, stage.table);
-    while (read < examine && !certain(stage.best)) {
+    while (read < examine && open(stage.best, below)) {
       const size = Math.min(batch, examine - read);
       const rows = await rank(
         sql,
@@ -333,18 +479,6 @@ export async function searchByRelevance(
     }
     // The probing stage has a budget of its own: it reads the index, and only its hits' rows.
     if (stage.probe) read = 0;
-    // What a later stage reads can reach no more than its best level.
-    const next = stages.slice(s + 1).find((t) => t.ids.length)?.best ?? 0;
-    if (certain(next) || read >= examine) break;
+    if (read >= examine) break;
   }
-  const page = [...found.values()].sort((a, b) => (before(a, b) ? -1 : 1)).slice(0, opts.limit);
-  if (!page.length) return [];
-  const rows = await sql<ImageWithTags[]>`
-    select ${COLUMNS(sql)}, ${TAGS(sql)} from images i
-    where i.seq = any(${page.map((h) => h.seq.toString())}::bigint[])`;
-  const bySeq = new Map(rows.map((r) => [r.seq, r]));
-  return page.flatMap((h) => {
-    const row = bySeq.get(h.seq.toString());
-    return row ? [{ ...row, level: h.level }] : [];
-  });
 }

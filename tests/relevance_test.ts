@@ -32,7 +32,7 @@ const ids = (page: { items: ImageDto[] }) => page.items.map((i) => i.short_id);
 const relevance = (
   words: string[],
   phrase: string,
-  more: { limit: number; examine?: number; probeBatch?: number },
+  more: { limit: number; examine?: number; probeBatch?: number; method?: "index" | "walk" },
 ) =>
   searchByRelevance(svc.services.sql, {
     words,
@@ -159,9 +159,13 @@ Deno.test("the reading goes on while an unread image could rank higher", async (
   const tagged = [];
   for (let i = 0; i < 3; i++) tagged.push(await seed("zetafish", ["omegaroot"]));
   const search = (limit: number) =>
-    relevance(["zetafish", "omegaroot"], "zetafish omegaroot", { limit, probeBatch: 1 });
-  // Images with both words are read from the newest in batches of 4, 16: the phrase match is in
-  // the second.
+    relevance(["zetafish", "omegaroot"], "zetafish omegaroot", {
+      limit,
+      probeBatch: 1,
+      method: "walk",
+    });
+  // Walking, images with both words are read from the newest in batches of 4, 16: the phrase
+  // match is in the second.
   assert.deepEqual((await search(1)).map((h) => [h.short_id, h.level]), [[old.short_id, 4]]);
   assert.deepEqual((await search(7)).map((h) => h.short_id), [
     old.short_id,
@@ -190,4 +194,47 @@ Deno.test("a sent image matched only through a tag comes first among the tag mat
   const search = (limit: number) => relevance([tag.split("_")[1]], tag.split("_")[1], { limit });
   assert.deepEqual((await search(1)).map((h) => [h.short_id, h.level]), [[sent.short_id, 2]]);
   assert.deepEqual((await search(2)).map((h) => h.short_id), [sent.short_id, newest.short_id]);
+});
+
+Deno.test("walking and through the index, a relevance search ranks the same", async () => {
+  for (const method of ["walk", "index"] as const) {
+    const hits = await relevance(["this", "fine"], "this is fine", { limit: 10, method });
+    assert.deepEqual(hits.map((h) => h.short_id), BEST_FIRST.map((i) => i.short_id), method);
+  }
+});
+
+Deno.test("a newer match of the same level in a later stage of the walk still ranks first", async () => {
+  const [a, b] = ["plinkwort", "zoobalance"].map((w) => `${w}${crypto.randomUUID().slice(0, 4)}`);
+  // Both match through a tag (level 2): the older by its caption's first word (the driving word,
+  // read first), the newer by its tag of that word (read after).
+  const older = await seed(a, [b]);
+  const newer = await seed(b, [a]);
+  for (const method of ["walk", "index"] as const) {
+    const hits = await relevance([a, b], `${a} ${b}`, { limit: 1, method });
+    assert.deepEqual(hits.map((h) => [h.short_id, h.level]), [[newer.short_id, 2]], method);
+  }
+  assert.ok(older);
+});
+
+Deno.test("two words that seldom meet are found however old, through the index", async () => {
+  const [a, b] = ["quernrot", "vellumfox"].map((w) => `${w}${crypto.randomUUID().slice(0, 4)}`);
+  const old = await seed(`${a} and ${b}`);
+  for (let i = 0; i < 3; i++) await seed(`${a} alone ${i}`), await seed(`${b} alone ${i}`);
+  const search = (method?: "index" | "walk") =>
+    relevance([a, b], `${a} and ${b}`, { limit: 1, examine: 2, method });
+  // The walk reads the two newest images of the driving word (the first, on a tie), and stops at
+  // its bound.
+  assert.deepEqual(await search("walk"), []);
+  assert.deepEqual((await search("index")).map((h) => [h.short_id, h.level]), [[old.short_id, 4]]);
+  // Four images of each word, at most one in common: the index is the cheaper way.
+  assert.deepEqual((await search()).map((h) => h.short_id), [old.short_id]);
+});
+
+Deno.test("the walk reads on past a page of approximate matches while a tag match may be older", async () => {
+  const [a, b] = ["gorplequin", "mizzenbark"].map((w) => `${w}${crypto.randomUUID().slice(0, 4)}`);
+  const throughTag = await seed(a, [b]);
+  const approximate = await seed(`${a} ${b}e`);
+  const hits = await relevance([a, b], `${a} ${b}`, { limit: 1, method: "walk" });
+  assert.deepEqual(hits.map((h) => [h.short_id, h.level]), [[throughTag.short_id, 2]]);
+  assert.ok(approximate);
 });
