@@ -90,6 +90,22 @@ interface Ranked {
 }
 
 /**
+ * A candidate as rank() reads it: its level (null: it does not match), and whether it came from
+ * the stage's batch (not the sent images read with it); with full, the image's columns and tags.
+ */
+type RankedRow = {
+  seq: string;
+  level: RelevanceLevel | null;
+  send_count: number;
+  batch: boolean;
+} & Partial<ImageWithTags>;
+
+/** SQL: candidates `seq` of `rows` (a statement), each read when `pass` (SQL on `c.seq`) holds. */
+const candidatesOf = (sql: Sql, rows: Fragment, pass: Fragment | null, batch = true) =>
+  sql`select c.seq, ${pass ?? sql`true`} as pass, ${batch ? sql`true` : sql`false`} as batch
+    from (${rows}) c`;
+
+/**
  * The ways of each word (null when some word has none: nothing matches), the driving word (the
  * one whose ways have the fewest images), and the tag filters' IDs (null when a wanted tag does
  * not exist: nothing matches).
@@ -185,9 +201,9 @@ async function rank(
   plan: Plan,
   candidates: Fragment,
   phrase: { text: string; implied: boolean },
-  /** A test of `c.seq` on the index alone: a candidate that fails it is not read, level null. */
-  probe: Fragment | null = null,
-): Promise<{ seq: string; level: RelevanceLevel | null; send_count: number }[]> {
+  /** Each row's columns and tags too, as the page's images are read (searchByRelevance). */
+  full = false,
+): Promise<RankedRow[]> {
   const n = plan.words.length;
   return await sql`
     with per_word as materialized (
@@ -196,15 +212,15 @@ async function rank(
         array(select jsonb_array_elements_text(e->'tags'))::bigint[] as tag_ids,
         array(select jsonb_array_elements_text(e->'near'))::bigint[] as near_ids
       from jsonb_array_elements(${JSON.stringify(plan.words)}::text::jsonb) e),
-    candidates as materialized (
-      select seq, ${probe ?? sql`true`} as pass from (${candidates}) c),
+    candidates as materialized (select seq, pass, batch from (${candidates}) c),
     -- Both texts read as the caption's words are (domain/caption_text.ts wordsOf: NFKC, lower
     -- case, letters and digits), the same way, so that the phrase test compares like with like;
     -- the phrase's once.
     phrase as materialized (
       select ' ' || btrim(regexp_replace(lower(normalize(${phrase.text}::text, NFKC)),
         '[^[:alnum:]]+', ' ', 'g')) || ' ' as words)
-    select c.seq::text as seq, i.send_count, case
+    select ${full ? sql`${COLUMNS(sql)}, ${TAGS(sql)},` : sql``}
+      c.seq::text as seq, i.send_count, c.batch, case
         when f.worst is null or not i.tag_ids @> ${plan.wanted}::bigint[]
           or i.tag_ids && ${plan.excluded}::bigint[] then null
         -- A one-word phrase is implied by its word exactly in the caption.
@@ -283,10 +299,13 @@ export async function searchByRelevance(
     ? { level: opts.after.level, sendCount: opts.after.sendCount, seq: BigInt(opts.after.seq) }
     : null;
   const found = new Map<bigint, Ranked>();
-  const take = (rows: { seq: string; level: RelevanceLevel | null; send_count: number }[]) => {
+  // The images read in full on the way (the walk's first statement): not read again at the end.
+  const read = new Map<string, ImageWithTags>();
+  const take = (rows: RankedRow[]) => {
     for (const r of rows) {
       const hit = { seq: BigInt(r.seq), level: r.level!, sendCount: r.send_count };
       if (r.level !== null && (!cursor || before(cursor, hit))) found.set(hit.seq, hit);
+      if (r.level !== null && r.id) read.set(r.seq, r as ImageWithTags);
     }
   };
   // Two words or more whose images seldom meet: every image that matches each word one of its ways
@@ -302,7 +321,7 @@ export async function searchByRelevance(
   // and the index skips through the longer lists: about the shortest's postings each.
   const all = index((w) => w.n, opts.limit, plan.words.reduce((n, w) => n + w.n, 0)) &&
       tagWays(plan) <= MAX_TAG_WAYS
-    ? await rank(sql, plan, matchingEvery(sql, plan, examine), phrase)
+    ? await rank(sql, plan, candidatesOf(sql, matchingEvery(sql, plan, examine), null), phrase)
     : null;
   if (all && all.length <= examine) take(all);
   else {
@@ -311,21 +330,24 @@ export async function searchByRelevance(
     // phrases, which are rarer still: as if for a page of all it may read.
     const exact = index((w) => w.exactN, examine, fewest * plan.words.length) &&
         plan.words.every((w) => w.exact.length)
-      ? await rank(sql, plan, carryingEvery(sql, plan, examine), phrase)
+      ? await rank(sql, plan, candidatesOf(sql, carryingEvery(sql, plan, examine), null), phrase)
       : null;
     const complete = exact !== null && exact.length <= examine;
     if (complete) take(exact);
     await walk(sql, plan, { ...opts, examine, exactRead: complete }, phrase, found, take);
   }
   const page = [...found.values()].sort((a, b) => (before(a, b) ? -1 : 1)).slice(0, opts.limit);
-  if (!page.length) return [];
-  const rows = await sql<ImageWithTags[]>`
-    select ${COLUMNS(sql)}, ${TAGS(sql)} from images i
-    where i.seq = any(${page.map((h) => h.seq.toString())}::bigint[])`;
-  const bySeq = new Map(rows.map((r) => [r.seq, r]));
+  const unread = page.map((h) => h.seq.toString()).filter((seq) => !read.has(seq));
+  if (unread.length) {
+    const rows = await sql<ImageWithTags[]>`
+      select ${COLUMNS(sql)}, ${TAGS(sql)} from images i where i.seq = any(${unread}::bigint[])`;
+    for (const row of rows) read.set(row.seq, row);
+  }
   return page.flatMap((h) => {
-    const row = bySeq.get(h.seq.toString());
-    return row ? [{ ...row, level: h.level }] : [];
+    const row = read.get(h.seq.toString());
+    if (!row) return [];
+    const { batch: _, ...image } = row as ImageWithTags & { batch?: boolean };
+    return [{ ...image, level: h.level }];
   });
 }
 
@@ -396,25 +418,25 @@ async function walk(
   },
   phrase: { text: string; implied: boolean },
   found: Map<bigint, Ranked>,
-  take: (rows: { seq: string; level: RelevanceLevel | null; send_count: number }[]) => void,
+  take: (rows: RankedRow[]) => void,
 ): Promise<void> {
   const { examine } = opts;
   const driver = plan.words.find((w) => w.o === plan.driver)!;
   // The sent images rank first within each level: read by the send-count index, and only those
   // that carry one of the driving word's ways (a probe of the word and tag indexes each) are read
-  // in full, so that a board of many sent images does not read them all for every search.
+  // in full, so that a board of many sent images does not read them all for every search. They
+  // are read with the first batch, in one statement, which reads its hits' columns too: a page
+  // found there is not read again.
   const carriesDriver = sql`(${carries(sql, "image_words", [...driver.exact, ...driver.near])}
     or ${carries(sql, "image_tags", driver.tags)})`;
-  take(
-    await rank(
-      sql,
-      plan,
-      sql`select seq from images where send_count > 0 order by send_count desc, seq desc
-        limit ${examine}`,
-      phrase,
-      carriesDriver,
-    ),
+  const sent = candidatesOf(
+    sql,
+    sql`select seq from images where send_count > 0 order by send_count desc, seq desc
+      limit ${examine}`,
+    carriesDriver,
+    false,
   );
+  let sentRead = false;
   // Then the driving word's ways, newest first, in the order of the best level each can reach.
   const others = plan.words.filter((w) => w !== driver);
   // With more than one word, the images with every word exactly (levels 4 and 3) are found first,
@@ -459,26 +481,35 @@ async function walk(
     const column = keyOf(sql, stage.table);
     while (read < examine && open(stage.best, below)) {
       const size = Math.min(batch, examine - read);
-      const rows = await rank(
+      const next = candidatesOf(
         sql,
-        plan,
         sql`select seq from (
           select distinct x.seq from unnest(${stage.ids}::bigint[]) w(id) cross join lateral (
             select e.image_seq as seq from ${sql(stage.table)} e
             where e.${column} = w.id and e.image_seq < ${below.toString()}::bigint
             order by e.image_seq desc limit ${size}) x) c
           order by seq desc limit ${size}`,
-        phrase,
         stage.probe,
       );
+      const rows = await rank(
+        sql,
+        plan,
+        sentRead ? next : sql`${sent} union all ${next}`,
+        phrase,
+        !sentRead,
+      );
+      sentRead = true;
       take(rows);
-      read += rows.length;
-      if (rows.length < size) break;
-      below = rows.reduce((m, r) => (BigInt(r.seq) < m ? BigInt(r.seq) : m), below);
+      const batchRows = rows.filter((r) => r.batch);
+      read += batchRows.length;
+      if (batchRows.length < size) break;
+      below = batchRows.reduce((m, r) => (BigInt(r.seq) < m ? BigInt(r.seq) : m), below);
       batch *= growth;
     }
     // The probing stage has a budget of its own: it reads the index, and only its hits' rows.
     if (stage.probe) read = 0;
     if (read >= examine) break;
   }
+  // No batch read means that the index filled the page with every word exactly (levels 4 and 3),
+  // sent ones included: a sent image can rank above none of them, and none is read.
 }

@@ -238,3 +238,18 @@ Deno.test("the walk reads on past a page of approximate matches while a tag matc
   assert.deepEqual(hits.map((h) => [h.short_id, h.level]), [[throughTag.short_id, 2]]);
   assert.ok(approximate);
 });
+
+Deno.test("a relevance page's images are whole: the same as each image's own read", async () => {
+  const word = `wholeword${crypto.randomUUID().slice(0, 6)}`;
+  const sent = await seed(`${word} first`, ["ok_hand", "wholesome"]);
+  await seed(`${word} second`, ["wholesome"]);
+  await svc.db.sql`update images set send_count = 2 where short_id = ${sent.short_id}`;
+  // One word: the sent images and the first batch are read, columns and tags, in one statement.
+  const page = await list(`q=${word}&sort=relevance`);
+  assert.equal(page.items.length, 2);
+  for (const item of page.items) {
+    const res = await svc.app.request(`/api/v1/images/${item.short_id}`);
+    assert.deepEqual(item, await res.json());
+  }
+  assert.equal(page.items[0].short_id, sent.short_id);
+});
