@@ -92,7 +92,7 @@ export function chatRoutes(services: Services, read: ReadModel) {
     const timestamp = c.req.header("x-signature-timestamp");
     if (!signature || !timestamp) throw badSignature();
     const body = new Uint8Array(await c.req.arrayBuffer());
-    if (!(await verifyDiscord(signature, timestamp, body))) throw badSignature();
+    if (!verifyDiscord(signature, timestamp, body)) throw badSignature();
     return c.json(await discord.answer(parseJson(body)), 200);
   });
 

@@ -40,9 +40,18 @@ export type RecordSend = (shortId: string, sender: string) => Promise<unknown>;
 /** How a chat search finds its images (see chatSearch). */
 type Mode = "r" | "m";
 
-/** `text` cut to `max` characters (code points), trimmed. */
+/** `text` cut to `max` characters (code points), trimmed (services/chat/search_test.ts). */
 export function clip(text: string, max: number): string {
-  return [...text.trim()].slice(0, max).join("").trim();
+  const trimmed = text.trim();
+  // At most `max` UTF-16 units are at most `max` code points: most texts are not copied.
+  if (trimmed.length <= max) return trimmed;
+  let out = "";
+  let n = 0;
+  for (const ch of trimmed) {
+    if (n++ === max) break;
+    out += ch;
+  }
+  return out.trim();
 }
 
 /** One page of the most-sent images after `cursor` (a `{send_count}.{seq}` position). */
