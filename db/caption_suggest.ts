@@ -5,7 +5,6 @@
  * words (bench B14, autocomplete row); tests/caption_suggest_test.ts holds the behaviour.
  */
 import type { Sql } from "./client.ts";
-import { escapeLike } from "./tags.ts";
 
 /** Most dictionary words a typed beginning is completed to (the most used first). */
 export const MAX_COMPLETIONS = 8;
@@ -40,10 +39,12 @@ export async function suggestCaptions(
         count(*) = cardinality(${opts.finished}::text[]) as known,
         min(cw.image_count) as fewest
       from caption_words cw where cw.word = any(${opts.finished}::text[])),
-    -- The trigram index finds the words that start with the typed letters (any collation).
+    -- The words that start with the typed letters: a byte-wise range of the prefix index (019),
+    -- which a generic plan can bound, unlike a LIKE pattern (db/tags.ts prefix()).
     completions as materialized (
       select c.id, c.image_count from caption_words c
-      where c.word like ${escapeLike(opts.typed) + "%"} and c.image_count > 0
+      where c.word ~>=~ ${opts.typed} and c.word ~<~ ${opts.typed + "\u{10FFFF}"}
+        and c.image_count > 0
       order by c.image_count desc, c.word limit ${MAX_COMPLETIONS}),
     -- Read from the rarer side: the rarest finished word, or each completion's newest images.
     from_finished as materialized (

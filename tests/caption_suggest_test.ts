@@ -66,3 +66,16 @@ Deno.test("each completion of the beginning gets its share of the bound", async 
   // Two completions, a bound of two: the newest of each, not the two newest of the commoner.
   assert.deepEqual(await suggest([], "wug", 2), ["wuggaboo 2", "wugmo the elder"]);
 });
+
+Deno.test("a beginning is completed by any letter, and its own characters are literal", async () => {
+  // "é" and "ß" sort after every ASCII letter, byte by byte.
+  await seed("cafézoid time");
+  await seed("straßenwurm here");
+  await seed("per_cent%word too");
+  assert.deepEqual(await suggest([], "cafézo"), ["cafézoid time"]);
+  assert.deepEqual(await suggest([], "caf"), ["cafézoid time"]);
+  assert.deepEqual(await suggest([], "straß"), ["straßenwurm here"]);
+  // `%` and `_` are not patterns: no word starts with "per%".
+  assert.deepEqual(await suggest([], "per%"), []);
+  assert.deepEqual(await suggest([], "pe_"), []);
+});
