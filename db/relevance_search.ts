@@ -204,15 +204,18 @@ async function rank(
   /** Each row's columns and tags too, as the page's images are read (searchByRelevance). */
   full = false,
 ): Promise<RankedRow[]> {
-  const n = plan.words.length;
+  // How well the image matches each word, on its own word_ids and tag_ids (no probe per candidate
+  // and way): 3 exactly, 2 through a tag, 1 approximately, null not at all.
+  const levels = plan.words.map((w, k) =>
+    sql`case when i.word_ids && ${w.exact}::bigint[] then 3
+      when i.tag_ids && ${w.tags}::bigint[] then 2
+      when i.word_ids && ${w.near}::bigint[] then 1 end as ${sql(`l${k}`)}`
+  ).reduce((a, b) => sql`${a}, ${b}`);
+  const columns: Fragment[] = plan.words.map((_, k) => sql`${sql(`l${k}`)}`);
+  const missing = columns.map((l) => sql`${l} is null`).reduce((a, b) => sql`${a} or ${b}`);
+  const least = columns.reduce((a, b) => sql`${a}, ${b}`);
   return await sql`
-    with per_word as materialized (
-      select (e->>'o')::int as o,
-        array(select jsonb_array_elements_text(e->'exact'))::bigint[] as exact_ids,
-        array(select jsonb_array_elements_text(e->'tags'))::bigint[] as tag_ids,
-        array(select jsonb_array_elements_text(e->'near'))::bigint[] as near_ids
-      from jsonb_array_elements(${JSON.stringify(plan.words)}::text::jsonb) e),
-    candidates as materialized (select seq, pass, batch from (${candidates}) c),
+    with candidates as materialized (select seq, pass, batch from (${candidates}) c),
     -- Both texts read as the caption's words are (domain/caption_text.ts wordsOf: NFKC, lower
     -- case, letters and digits), the same way, so that the phrase test compares like with like;
     -- the phrase's once.
@@ -231,16 +234,10 @@ async function rank(
         else f.worst end as level
     from candidates c
     left join lateral (select * from images i where c.pass and i.seq = c.seq offset 0) i on true
-    -- How well the image matched its worst word (null: some word not at all), on its own
-    -- word_ids and tag_ids: no probe per candidate and way.
+    -- How well the image matched its worst word (null: some word not at all).
     cross join lateral (
-      select case when count(*) = ${n} and bool_and(l is not null) then min(l) end as worst
-      from (
-        select case
-          when i.word_ids && p.exact_ids then 3
-          when i.tag_ids && p.tag_ids then 2
-          when i.word_ids && p.near_ids then 1 end as l
-        from per_word p) m) f`;
+      select case when ${missing} then null else least(${least}) end as worst
+      from (select ${levels}) m) f`;
 }
 
 /** The column of `table` that names the word or tag. */
