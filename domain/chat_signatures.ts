@@ -7,7 +7,6 @@
  * whatever its signature, so that a captured request cannot be replayed later
  * (tests/chat_discord_test.ts, "stale").
  */
-import { Buffer } from "node:buffer";
 import {
   createHash,
   createHmac,
@@ -78,7 +77,8 @@ export function discordVerifier(publicKeyHex: string) {
       key: {
         kty: "OKP",
         crv: "Ed25519",
-        x: Buffer.from(raw).toString("base64url"),
+        x: btoa(String.fromCharCode(...raw)).replaceAll("+", "-").replaceAll("/", "_")
+          .replace(/=+$/, ""),
       },
       format: "jwk",
     });
