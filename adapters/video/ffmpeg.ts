@@ -110,6 +110,8 @@ const MAX_STDERR_BYTES = 16 * 1024;
 const FRAME_SECONDS = 3;
 /** The frames a second among which it is chosen (not all of them: B17's upload rows). */
 const FRAME_RATE = 10;
+/** What the transparent pixels of an animated WebP are composited over in its MP4. */
+export const MP4_BACKGROUND = "#ffffff";
 /** How long a run's output may stay open after the process has exited. */
 const PIPE_GRACE_MS = 1000;
 /**
@@ -307,7 +309,12 @@ export class Ffmpeg {
     signal?: AbortSignal,
   ): Promise<Uint8Array> {
     if (demuxer === "webp") {
-      const frames = await webpFrames(bytes, options.maxSeconds);
+      // An MP4 has no alpha: transparent pixels are composited over white, as the board shows
+      // them and as a transparent image's JPEG rendition is made (adapters/thumbnails); the
+      // animated WebP preview keeps its transparency, as a WebP thumbnail does.
+      const frames = await webpFrames(bytes, options.maxSeconds, {
+        background: format === "mp4" ? MP4_BACKGROUND : undefined,
+      });
       if (!frames) throw new FfmpegRunError("The WebP is not animated: it has no video to make");
       const path = await Deno.makeTempFile({ prefix: "reaction-video-" });
       try {
@@ -494,7 +501,7 @@ function rawInputArgs(frames: RawFrames): string[] {
     "-f",
     "rawvideo",
     "-pix_fmt",
-    "rgba",
+    frames.pixFmt,
     "-s",
     `${frames.width}x${frames.height}`,
     "-framerate",
