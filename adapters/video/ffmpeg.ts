@@ -106,8 +106,11 @@ export interface FfmpegOptions {
 const MAX_STDOUT_BYTES = 256 * 1024 * 1024;
 /** Most bytes of a run's error output kept: its last line goes into the error. */
 const MAX_STDERR_BYTES = 16 * 1024;
-/** The seconds of video the representative frame is chosen from. */
-const FRAME_SECONDS = 3;
+/**
+ * The seconds of video the representative frame is chosen from: long enough to pass a fade-in
+ * from black, and all of it is decoded while an upload waits (B17's upload rows).
+ */
+const FRAME_SECONDS = 2;
 /** The frames a second among which it is chosen (not all of them: B17's upload rows). */
 const FRAME_RATE = 10;
 /** What the transparent pixels of an animated WebP are composited over in its MP4. */

@@ -43,13 +43,13 @@ Deno.test("a run gets a cleared environment, a forced demuxer and only file and 
     assert.ok(!out.includes("VIDEO_TEST_SECRET"), out);
     assert.match(out, / -protocol_whitelist file,pipe -f webm -i file:\/\S+reaction-video-/);
     // Frames nothing is predicted from are not decoded: the choice costs fewer decoded frames.
-    assert.match(out, / -t 3 -skip_frame noref -loglevel error /);
-    assert.match(out, / -map 0:v:0 -an -vf fps=10,thumbnail=n=30 -frames:v 1 /);
+    assert.match(out, / -t 2 -skip_frame noref -loglevel error /);
+    assert.match(out, / -map 0:v:0 -an -vf fps=10,thumbnail=n=20 -frames:v 1 /);
     // A poster's frames are scaled to its size before one is chosen.
     const poster = text(await ffmpeg.frame(BYTES, "mov", { maxSide: 400 }));
     assert.match(
       poster,
-      / -vf fps=10,scale=w='min\(400,iw\)':h='min\(400,ih\)':force_original_aspect_ratio=decrease,thumbnail=n=30 /,
+      / -vf fps=10,scale=w='min\(400,iw\)':h='min\(400,ih\)':force_original_aspect_ratio=decrease,thumbnail=n=20 /,
     );
   } finally {
     Deno.env.delete("VIDEO_TEST_SECRET");
