@@ -12,10 +12,11 @@
  *   bounded output are the only bounds, which the start-up log says), low priority (`nice -n 10`,
  *   a background run `nice -n 19`);
  * - at most `concurrency` runs at once in each of two lanes, the others waiting in turn: the
- *   upload path's (a probe, a poster) for at most their own time limit (then `VideoBusyError`),
- *   the background's (renditions, previews, caption frames) for at most BACKGROUND_WAIT_MS. A
- *   rendition that takes a minute never holds the slot an upload's probe needs (B17's upload
- *   rows: with one lane, each MP4 upload waited for the rendition before it).
+ *   upload path's (an upload's probe and poster, started together in one slot: inspect()) for at
+ *   most their own time limit (then `VideoBusyError`), the background's (renditions, previews,
+ *   caption frames) for at most BACKGROUND_WAIT_MS. A rendition that takes a minute never holds
+ *   the slot an upload's probe needs (B17's upload rows: with one lane, each MP4 upload waited for
+ *   the rendition before it).
  *
  * @module
  */
