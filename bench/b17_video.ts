@@ -243,7 +243,8 @@ async function uploadPart(s3: ChildS3, notes: string[]): Promise<Row[]> {
     memoryBytes: 1024 * 1024 * 1024,
     concurrency: 1,
   });
-  const probes: number[] = [], frames: number[] = [], sharps: number[] = [];
+  const probes: number[] = [], frames: number[] = [], inspects: number[] = [];
+  const sharps: number[] = [];
   for (let i = 0; i < 8; i++) {
     let t0 = performance.now();
     await ffmpeg.probe(mp4, "mov");
@@ -251,16 +252,21 @@ async function uploadPart(s3: ChildS3, notes: string[]): Promise<Row[]> {
     t0 = performance.now();
     await ffmpeg.frame(mp4, "mov", { maxSide: THUMBNAIL_MAX_SIDE });
     frames.push(performance.now() - t0);
+    // As the upload runs them: both at once (adapters/video/ffmpeg.ts, inspect()).
+    t0 = performance.now();
+    await (await ffmpeg.inspect(mp4, "mov", { maxSide: THUMBNAIL_MAX_SIDE })).poster;
+    inspects.push(performance.now() - t0);
     t0 = performance.now();
     await makeThumbnail(jpeg);
     sharps.push(performance.now() - t0);
   }
-  const both = median(probes) + median(frames);
   return [...rows, {
-    metric: "the MP4's ffprobe + poster frame alone (medians of 8, in the bench process)",
-    value: `${ms(median(probes))} + ${ms(median(frames))}`,
-    baseline: `the JPEG's sharp thumbnail alone ${ms(median(sharps))}`,
-    ratio: x(both / median(sharps)),
+    metric: "the MP4's probe and poster as the upload runs them, alone (medians of 8, in the " +
+      "bench process)",
+    value: ms(median(inspects)),
+    baseline: `the JPEG's sharp thumbnail alone ${ms(median(sharps))}; one after the other: ` +
+      `ffprobe ${ms(median(probes))} + frame ${ms(median(frames))}`,
+    ratio: x(median(inspects) / median(sharps)),
     target: "- (diagnostic)",
     met: null,
   }];

@@ -32,27 +32,34 @@ export async function setMp4Bytes(sql: Sql, shortId: string, bytes: number): Pro
 }
 
 /**
- * Up to `limit` moving images without their MP4 or preview after `seq` = `after` (the backfill's
- * batches).
+ * Up to `limit` images without their MP4 or preview after `seq` = `after` (the backfill's
+ * batches): the moving types, and every WebP, which moves only when its header says it is
+ * animated (the backfill reads that header before queueing one; a still WebP is left alone).
  */
 export async function movingWithoutRenditions(
   sql: Sql,
   after: string,
   limit: number,
-): Promise<{ short_id: string; seq: string }[]> {
-  return await sql<{ short_id: string; seq: string }[]>`
-    select short_id, seq::text as seq from images
+): Promise<{ short_id: string; seq: string; content_type: string }[]> {
+  return await sql<{ short_id: string; seq: string; content_type: string }[]>`
+    select short_id, seq::text as seq, content_type from images
     where (mp4_bytes is null or preview_bytes is null)
-      and content_type = any(${[...MOVING_TYPES]}) and seq > ${after}::bigint
+      and content_type = any(${[...MOVING_TYPES, "image/webp"]}) and seq > ${after}::bigint
     order by images.seq limit ${limit}`;
 }
 
-/** How many moving images lack their MP4 or preview. */
-export async function countMovingWithoutRenditions(sql: Sql): Promise<number> {
-  const [{ n }] = await sql<{ n: number }[]>`
-    select count(*)::int as n from images
-    where (mp4_bytes is null or preview_bytes is null) and content_type = any(${[
-    ...MOVING_TYPES,
-  ]})`;
-  return n;
+/**
+ * How many images lack their MP4 or preview: `moving`, of a moving type (GIF, MP4, WebM), and
+ * `webp`, WebPs, which the backfill checks for animation (the database does not know which move).
+ */
+export async function countMovingWithoutRenditions(
+  sql: Sql,
+): Promise<{ moving: number; webp: number }> {
+  const [row] = await sql<{ moving: number; webp: number }[]>`
+    select count(*) filter (where content_type <> 'image/webp')::int as moving,
+      count(*) filter (where content_type = 'image/webp')::int as webp
+    from images
+    where (mp4_bytes is null or preview_bytes is null)
+      and content_type = any(${[...MOVING_TYPES, "image/webp"]})`;
+  return row;
 }

@@ -37,6 +37,15 @@ export interface VideoTool {
     audio: boolean;
   }>;
   /**
+   * An upload's probe and its poster (frame() at `maxSide`) at once, in one run slot: the probe
+   * when it is read, the poster to come; a failed probe or `signal` stops the poster's run.
+   */
+  inspect(
+    bytes: Uint8Array,
+    demuxer: "mov" | "webm",
+    options?: { signal?: AbortSignal; maxSide?: number },
+  ): Promise<{ probe: Awaited<ReturnType<VideoTool["probe"]>>; poster: Promise<Uint8Array> }>;
+  /**
    * A PNG of the representative frame among the first seconds (from `fromSeconds`), its longest
    * side at most `maxSide`; a `background` job's run waits in its own lane, never in the upload
    * path's.

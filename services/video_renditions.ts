@@ -135,19 +135,39 @@ export async function startVideoBackfill(jobs: JobQueue): Promise<string | null>
   return await jobs.send(VIDEO_BACKFILL_QUEUE, { after: "0" }, { key: "after-0" });
 }
 
+/** The bytes of a WebP's header that say whether it is animated (VP8X's flags end at byte 20). */
+const WEBP_HEADER_BYTES = 21;
+
+/**
+ * Whether the stored original of the WebP `shortId` is animated, from its header alone (a ranged
+ * read, not the whole file); false when it is gone.
+ */
+async function storedWebpIsAnimated(store: ObjectStore, shortId: string): Promise<boolean> {
+  const head = await store.get(originalKey(shortId), { start: 0, end: WEBP_HEADER_BYTES - 1 });
+  if (!head) return false;
+  return isAnimatedWebp(await readAll(head.body));
+}
+
 /**
  * The backfill's job kind (`deno task video:backfill`): the rendition jobs of a batch of moving
  * images without their MP4 or preview (uploaded before issue 45, or whose job gave up), then the
- * next batch's job. The rendition jobs are worked one at a time, like an upload's.
+ * next batch's job. A WebP is queued only when its stored header says it is animated: the
+ * database does not know, and a still WebP has nothing to make. The rendition jobs are worked one
+ * at a time, like an upload's.
  */
 export function videoBackfillKind(
-  deps: { sql: Sql; jobs: JobQueue; log: Logger },
+  deps: { sql: Sql; store: ObjectStore; jobs: JobQueue; log: Logger },
 ): JobKind<{ after: string }> {
   return {
     name: VIDEO_BACKFILL_QUEUE,
     handler: async (job) => {
       const rows = await movingWithoutRenditions(deps.sql, job.data.after, VIDEO_BACKFILL_BATCH);
       for (const row of rows) {
+        if (
+          row.content_type === "image/webp" && !await storedWebpIsAnimated(deps.store, row.short_id)
+        ) {
+          continue;
+        }
         await deps.jobs.send(VIDEO_RENDITION_QUEUE, { short_id: row.short_id }, {
           key: row.short_id,
         });

@@ -1,7 +1,8 @@
 /**
  * `deno task video:backfill`: every moving image without its MP4 or animated preview (uploaded
- * before issue 45) gets a rendition job from the durable job queue; stills and images that have
- * both are left as they are, and the chain ends.
+ * before issue 45), an animated WebP included, gets a rendition job from the durable job queue;
+ * stills (a still WebP too: no job at all) and images that have both are left as they are, and
+ * the chain ends.
  */
 import assert from "node:assert/strict";
 import { JobQueue } from "../adapters/jobs/mod.ts";
@@ -23,7 +24,14 @@ Deno.test("deno task video:backfill makes the MP4 and preview of every moving im
   const sql = svc.db.sql;
   const auth = await authHeader(svc.app);
   const ids: string[] = [];
-  for (const bytes of [await makeVideo("gif"), await makeVideo("webm"), await makeImage("png")]) {
+  const files = [
+    await makeVideo("gif"),
+    await makeVideo("webm"),
+    await makeImage("png"),
+    await makeVideo("webp"),
+    await makeImage("webp"),
+  ];
+  for (const bytes of files) {
     const res = await upload(svc.app, auth, bytes);
     assert.equal(res.status, 201);
     ids.push((await res.json()).short_id);
@@ -37,7 +45,7 @@ Deno.test("deno task video:backfill makes the MP4 and preview of every moving im
     timeoutMs: 60_000,
     maxSeconds: 60,
   }));
-  await jobs.work(videoBackfillKind({ sql: svc.services.sql, jobs, log }));
+  await jobs.work(videoBackfillKind({ sql: svc.services.sql, store: svc.s3.store, jobs, log }));
   const task = await new Deno.Command(Deno.execPath(), {
     args: ["task", "video:backfill"],
     env: { DATABASE_URL: svc.db.url },
@@ -45,21 +53,29 @@ Deno.test("deno task video:backfill makes the MP4 and preview of every moving im
     stderr: "piped",
   }).output();
   assert.equal(task.code, 0, new TextDecoder().decode(task.stderr));
-  assert.match(new TextDecoder().decode(task.stdout), /^Queued: 2 moving image\(s\) lack/);
+  assert.match(
+    new TextDecoder().decode(task.stdout),
+    /^Queued: 2 moving image\(s\) lack .* 2 WebP\(s\) without one are checked/,
+  );
 
   const deadline = Date.now() + 60_000; // a hang guard
   for (;;) {
     const [{ n }] = await sql`
       select count(*)::int as n from images
       where mp4_bytes is not null and preview_bytes is not null`;
-    if (n === 2 && lines.some((l) => l.includes("video backfill: every moving image"))) break;
+    if (n === 3 && lines.some((l) => l.includes("video backfill: every moving image"))) break;
     assert.ok(Date.now() < deadline, `the backfill did not end within 60 s (${n} made)`);
     await new Promise((r) => setTimeout(r, 100));
   }
+  // The still WebP's header was read, and no job was sent for it.
+  const [{ sent }] = await sql<{ sent: number }[]>`
+    select count(*)::int as sent from jobs.job
+    where name = 'video-rendition' and data->>'short_id' = ${ids[4]}`;
+  assert.equal(sent, 0, "a still WebP is not queued");
   const rows = await sql<{ short_id: string; made: boolean }[]>`
     select short_id, mp4_bytes is not null as made from images
     where short_id = any(${ids}) order by seq`;
-  assert.deepEqual(rows.map((r) => r.made), [true, true, false], "the still has none");
+  assert.deepEqual(rows.map((r) => r.made), [true, true, false, true, false], "stills have none");
   const mp4 = await svc.app.request(`/api/v1/images/${ids[0]}/video.mp4`);
   assert.equal(mp4.status, 200);
   await mp4.body?.cancel();

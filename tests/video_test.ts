@@ -141,6 +141,13 @@ async function onFile(tool: "ffmpeg" | "ffprobe", bytes: Uint8Array, args: strin
   }
 }
 
+/** FFmpeg's output options for one frame as a PNG on standard output. */
+const ONE_PNG = ["-frames:v", "1", "-f", "image2pipe", "-c:v", "png", "pipe:1"];
+
+/** The frame of `mp4` at `at` seconds, as a PNG. */
+const frameAt = (mp4: Uint8Array, at: number) =>
+  onFile("ffmpeg", mp4, ["-ss", String(at), ...ONE_PNG]);
+
 /** An animated WebP made by sharp: 120x90 frames of `colors`, each shown for its delay. */
 async function animatedWebp(colors: [number, number, number][], delays: number[]) {
   const { default: sharp } = await import("sharp");
@@ -193,17 +200,7 @@ Deno.test("an animated WebP gets an MP4 and a preview from its frames; its poste
   assert.ok(Math.abs(Number(probe.format.duration) - 3) < 0.1, probe.format.duration);
   // Each colour where its delay puts it: red at 0.25 s, green at 1 s, blue at 2.5 s.
   for (const [at, channel] of [[0.25, 0], [1, 1], [2.5, 2]]) {
-    const png = await onFile("ffmpeg", mp4, [
-      "-ss",
-      String(at),
-      "-frames:v",
-      "1",
-      "-f",
-      "image2pipe",
-      "-c:v",
-      "png",
-      "pipe:1",
-    ]);
+    const png = await frameAt(mp4, at);
     const { channels } = await sharp(png).stats();
     const brightest = channels.slice(0, 3).map((c) => c.mean);
     assert.equal(brightest.indexOf(Math.max(...brightest)), channel, `at ${at} s: ${brightest}`);
@@ -223,6 +220,55 @@ Deno.test("an animated WebP gets an MP4 and a preview from its frames; its poste
   const ffmpegs = await post(await makeVideo("webp"));
   assert.equal(ffmpegs.status, 201);
   await waitForMp4(ffmpegs.body.short_id as string);
+});
+
+Deno.test("a transparent animated WebP's MP4 shows white where it is transparent; its preview keeps alpha", async () => {
+  const { default: sharp } = await import("sharp");
+  // Two frames of 120x90: the left half transparent (black under it), the right half opaque blue,
+  // then green.
+  const [w, h] = [120, 90];
+  // Each channel's mean over a half (8 px short of the edge between them), alpha included.
+  const stats = async (image: Uint8Array, left: number) => {
+    const part = await sharp(image).ensureAlpha()
+      .extract({ left, top: 0, width: w / 2 - 8, height: h }).png().toBuffer();
+    return (await sharp(part).stats()).channels.map((c) => Math.round(c.mean));
+  };
+  const raw = new Uint8Array(w * h * 4 * 2);
+  for (let i = 0; i < 2; i++) {
+    for (let p = 0; p < w * h; p++) {
+      const opaque = p % w >= w / 2;
+      raw.set(
+        opaque ? (i ? [20, 200, 20, 255] : [20, 20, 200, 255]) : [0, 0, 0, 0],
+        (i * w * h + p) * 4,
+      );
+    }
+  }
+  const webp = new Uint8Array(
+    await sharp(raw, { raw: { width: w, height: h * 2, channels: 4, pageHeight: h } })
+      .webp({ loop: 0, delay: [500, 500] }).toBuffer(),
+  );
+  const { status, body } = await post(webp);
+  assert.equal(status, 201, JSON.stringify(body));
+  const id = body.short_id as string;
+  await waitForMp4(id);
+  const mp4 = new Uint8Array(
+    await (await svc.app.request(`/api/v1/images/${id}/video.mp4`)).arrayBuffer(),
+  );
+  for (const at of [0.25, 0.75]) {
+    const png = await frameAt(mp4, at);
+    const half = async (left: number) => (await stats(png, left)).slice(0, 3);
+    // The chosen background, white (MP4_BACKGROUND), as the board and JPEG renditions show it.
+    const clear = await half(0);
+    assert.ok(clear.every((c) => c > 240), `white where transparent at ${at} s: ${clear}`);
+    const opaque = await half(w / 2 + 8);
+    assert.ok(Math.max(...opaque) > 150 && Math.min(...opaque) < 80, `coloured: ${opaque}`);
+  }
+  // The animated preview is a WebP, which has alpha: its transparent half stays transparent.
+  const preview = new Uint8Array(
+    await (await svc.app.request(`/api/v1/images/${id}/preview`)).arrayBuffer(),
+  );
+  const [alpha, opaque] = [(await stats(preview, 0))[3], (await stats(preview, w / 2 + 8))[3]];
+  assert.ok(alpha < 16 && opaque > 240, `transparent in the preview: ${alpha}, ${opaque}`);
 });
 
 /** Where an image's white is: `top`/`bottom` (or `left`/`right`) halves' mean brightness. */
@@ -274,15 +320,7 @@ Deno.test("a rotated phone video reports its displayed sizes; poster and renditi
   );
   assert.deepEqual([probe.streams[0].width, probe.streams[0].height], [120, 160]);
   assert.equal(probe.streams[0].side_data_list, undefined, "no display matrix");
-  const frame = await onFile("ffmpeg", mp4, [
-    "-frames:v",
-    "1",
-    "-f",
-    "image2pipe",
-    "-c:v",
-    "png",
-    "pipe:1",
-  ]);
+  const frame = await onFile("ffmpeg", mp4, ONE_PNG);
   assert.deepEqual(await whiteSide(frame), { w: 120, h: 160, side: "bottom" });
   const preview = new Uint8Array(
     await (await svc.app.request(`/api/v1/images/${id}/preview`)).arrayBuffer(),

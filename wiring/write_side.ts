@@ -46,7 +46,7 @@ export const writeSide: WriteSide = {
       timeoutMs: config.VIDEO_RENDITION_TIMEOUT_SECONDS * 1000,
       maxSeconds: config.MAX_VIDEO_SECONDS,
     }));
-    await jobs.work(videoBackfillKind({ sql, jobs, log }));
+    await jobs.work(videoBackfillKind({ sql, store, jobs, log }));
   },
   startDeleteSweeper: ({ sql, store, log }) => startDeleteSweeper(sql, store, log),
   workSimilarBackfill: (jobs, { sql, store, log }, thumbnails) =>

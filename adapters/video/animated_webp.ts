@@ -1,9 +1,10 @@
 /**
  * The frames of an animated WebP for FFmpeg: Debian's FFmpeg 5.1 cannot decode animated WebP
  * (its decoder refuses the ANIM/ANMF chunks), so sharp (libvips, libwebp's demuxer) decodes them
- * and FFmpeg reads raw RGBA frames from a pipe (`-f rawvideo`). The frames are sampled at a fixed
- * rate, each shown for its own delay (a frame of 300 ms is written three times at 10 fps), so the
- * timing survives the constant-rate pipe.
+ * and FFmpeg reads raw frames from a pipe (`-f rawvideo`): RGBA, or, for an output without alpha
+ * (the MP4), RGB composited over a background. The frames are sampled at a fixed rate, each shown
+ * for its own delay (a frame of 300 ms is written three times at 10 fps), so the timing survives
+ * the constant-rate pipe.
  *
  * Bounded so that a huge animation neither exhausts memory nor holds the event loop: sharp decodes
  * in libuv's threads, CHUNK_PIXELS at a time (one chunk of frames is held, then written); at most
@@ -24,13 +25,29 @@ export const CHUNK_PIXELS = 16_000_000;
 /** The rate the frames are sampled at, for FFmpeg's constant-rate raw input. */
 export const WEBP_FPS = 20;
 
-/** An animation as FFmpeg's raw input: its size, rate, and the frames in order (RGBA). */
+/**
+ * An animation as FFmpeg's raw input: its size, rate, pixel format, and the frames in order.
+ */
 export interface RawFrames {
   width: number;
   height: number;
   fps: number;
-  /** Each frame's RGBA bytes, `width * height * 4`, as many as its delay asks at `fps`. */
+  /** FFmpeg's name of the frames' pixel format: with alpha, or flattened on a background. */
+  pixFmt: "rgba" | "rgb24";
+  /** Each frame's bytes, `width * height * 4` (3 when flattened), as many as its delay asks. */
   frames: AsyncIterable<Uint8Array>;
+}
+
+/** How the frames are decoded. */
+export interface WebpFrameOptions {
+  fps?: number;
+  /**
+   * The colour transparent pixels are composited over (`#ffffff`), for an output without alpha
+   * (an H.264 MP4, whose yuv420p would otherwise show whatever colour lies under a transparent
+   * pixel: black, or the encoder's leftovers); unset, the alpha channel is kept.
+   */
+  background?: string;
+  limits?: { frames: number; pixels: number; chunkPixels: number };
 }
 
 /**
@@ -46,12 +63,11 @@ const delayMs = (d: number | undefined) => (d === undefined || d <= 10 ? 100 : d
 export async function webpFrames(
   bytes: Uint8Array,
   maxSeconds: number,
-  fps = WEBP_FPS,
-  limits: { frames: number; pixels: number; chunkPixels: number } = {
-    frames: MAX_FRAMES,
-    pixels: MAX_DECODED_PIXELS,
-    chunkPixels: CHUNK_PIXELS,
-  },
+  {
+    fps = WEBP_FPS,
+    background,
+    limits = { frames: MAX_FRAMES, pixels: MAX_DECODED_PIXELS, chunkPixels: CHUNK_PIXELS },
+  }: WebpFrameOptions = {},
 ): Promise<RawFrames | null> {
   if (!isAnimatedWebp(bytes)) return null;
   // The header alone: sizes, frame count and delays, no pixel decoded.
@@ -61,6 +77,7 @@ export async function webpFrames(
   const pages = meta.pages ?? 1;
   if (pages < 2 || !(width > 0) || !(height > 0)) return null;
   const pixels = width * height;
+  const channels = background ? 3 : 4;
   const delays = meta.delay ?? [];
   // How many frames start within maxSeconds, within MAX_FRAMES and MAX_DECODED_PIXELS.
   let count = 0;
@@ -74,12 +91,13 @@ export async function webpFrames(
     let end = 0; // where the current frame's time ends, in ms
     for (let first = 0; first < count && written < slots; first += perChunk) {
       const n = Math.min(perChunk, count - first);
-      const { data } = await sharp(bytes, { page: first, pages: n, limitInputPixels: false })
-        .ensureAlpha()
+      const decoded = sharp(bytes, { page: first, pages: n, limitInputPixels: false });
+      const { data } = await (background ? decoded.flatten({ background }) : decoded.ensureAlpha())
         .raw()
         .toBuffer({ resolveWithObject: true });
+      const size = pixels * channels;
       for (let i = 0; i < n && written < slots; i++) {
-        const frame = new Uint8Array(data.buffer, data.byteOffset + i * pixels * 4, pixels * 4);
+        const frame = new Uint8Array(data.buffer, data.byteOffset + i * size, size);
         end += delayMs(delays[first + i]);
         // The output slots whose time falls before this frame's end show it (a frame shorter
         // than a slot may show in none); the first frame shows at least once.
@@ -91,5 +109,5 @@ export async function webpFrames(
       }
     }
   }
-  return { width, height, fps, frames: frames() };
+  return { width, height, fps, pixFmt: background ? "rgb24" : "rgba", frames: frames() };
 }

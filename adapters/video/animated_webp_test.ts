@@ -28,7 +28,7 @@ const LIMITS = { frames: 1000, pixels: 1e9, chunkPixels: 32 * 24 * 2 };
 Deno.test("webpFrames() shows each frame for its delay at a fixed rate, decoding in chunks", async () => {
   // 300 ms, 100 ms, 200 ms; a delay of 0 is shown for 100 ms, as browsers do.
   const webp = await animatedWebp([300, 100, 200, 0]);
-  const raw = await webpFrames(webp, 60, 10, LIMITS);
+  const raw = await webpFrames(webp, 60, { fps: 10, limits: LIMITS });
   assert.ok(raw);
   assert.deepEqual([raw.width, raw.height, raw.fps], [32, 24, 10]);
   // Chunks of two frames: the third and fourth come from a second decoding.
@@ -37,11 +37,14 @@ Deno.test("webpFrames() shows each frame for its delay at a fixed rate, decoding
 
 Deno.test("webpFrames() stops at maxSeconds, at the frame bound and at the pixel bound", async () => {
   const webp = await animatedWebp(new Array(20).fill(100));
-  const cut = await webpFrames(webp, 0.5, 10, LIMITS);
+  const cut = await webpFrames(webp, 0.5, { fps: 10, limits: LIMITS });
   assert.deepEqual(await levels(cut!.frames), [0, 10, 20, 30, 40]);
-  const fewer = await webpFrames(webp, 60, 10, { ...LIMITS, frames: 3 });
+  const fewer = await webpFrames(webp, 60, { fps: 10, limits: { ...LIMITS, frames: 3 } });
   assert.deepEqual(await levels(fewer!.frames), [0, 10, 20]);
-  const smaller = await webpFrames(webp, 60, 10, { ...LIMITS, pixels: 32 * 24 * 4 });
+  const smaller = await webpFrames(webp, 60, {
+    fps: 10,
+    limits: { ...LIMITS, pixels: 32 * 24 * 4 },
+  });
   assert.deepEqual(await levels(smaller!.frames), [0, 10, 20, 30]);
 });
 

@@ -12,10 +12,11 @@
  *   bounded output are the only bounds, which the start-up log says), low priority (`nice -n 10`,
  *   a background run `nice -n 19`);
  * - at most `concurrency` runs at once in each of two lanes, the others waiting in turn: the
- *   upload path's (a probe, a poster) for at most their own time limit (then `VideoBusyError`),
- *   the background's (renditions, previews, caption frames) for at most BACKGROUND_WAIT_MS. A
- *   rendition that takes a minute never holds the slot an upload's probe needs (B17's upload
- *   rows: with one lane, each MP4 upload waited for the rendition before it).
+ *   upload path's (an upload's probe and poster, started together in one slot: inspect()) for at
+ *   most their own time limit (then `VideoBusyError`), the background's (renditions, previews,
+ *   caption frames) for at most BACKGROUND_WAIT_MS. A rendition that takes a minute never holds
+ *   the slot an upload's probe needs (B17's upload rows: with one lane, each MP4 upload waited for
+ *   the rendition before it).
  *
  * @module
  */
@@ -106,10 +107,15 @@ export interface FfmpegOptions {
 const MAX_STDOUT_BYTES = 256 * 1024 * 1024;
 /** Most bytes of a run's error output kept: its last line goes into the error. */
 const MAX_STDERR_BYTES = 16 * 1024;
-/** The seconds of video the representative frame is chosen from. */
-const FRAME_SECONDS = 3;
+/**
+ * The seconds of video the representative frame is chosen from: long enough to pass a fade-in
+ * from black, and all of it is decoded while an upload waits (B17's upload rows).
+ */
+const FRAME_SECONDS = 2;
 /** The frames a second among which it is chosen (not all of them: B17's upload rows). */
 const FRAME_RATE = 10;
+/** What the transparent pixels of an animated WebP are composited over in its MP4. */
+export const MP4_BACKGROUND = "#ffffff";
 /** How long a run's output may stay open after the process has exited. */
 const PIPE_GRACE_MS = 1000;
 /**
@@ -185,16 +191,58 @@ export class Ffmpeg {
   /** What ffprobe finds in `bytes` read with `demuxer` alone. */
   async probe(bytes: Uint8Array, demuxer: Demuxer, signal?: AbortSignal): Promise<VideoProbe> {
     return await this.#withInput(bytes, async (path) => {
-      const out = await this.#run(ffprobePath(this.options.ffmpegPath), [
-        ...inputArgs(demuxer, path, "-v"),
-        "-show_entries",
-        "format=duration:stream=codec_type,codec_name,width,height,duration" +
-        ":stream_tags=rotate:stream_side_data=rotation",
-        "-of",
-        "json",
-      ], { signal });
+      const out = await this.#run(ffprobePath(this.options.ffmpegPath), probeArgs(demuxer, path), {
+        signal,
+      });
       return parseProbe(new TextDecoder().decode(out));
     });
+  }
+
+  /**
+   * An upload's probe and poster together: one copy of `bytes` on disk, one slot of the upload
+   * path's lane, and ffprobe and the frame's ffmpeg started at once, so the poster does not wait
+   * for the probe (B17's upload rows). Resolves with the probe; `poster` is the frame to come
+   * (frame() with `maxSide`). A failed probe stops the frame's run, as does `signal` (both); the
+   * slot and the file are held until both runs have ended.
+   */
+  async inspect(
+    bytes: Uint8Array,
+    demuxer: Demuxer,
+    { signal, maxSide }: { signal?: AbortSignal; maxSide?: number } = {},
+  ): Promise<{ probe: VideoProbe; poster: Promise<Uint8Array> }> {
+    const slot = await this.#slots.take(this.options.timeoutMs);
+    const stop = new AbortController();
+    const both = signal ? AbortSignal.any([signal, stop.signal]) : stop.signal;
+    let path: string | null = null;
+    let handedOn = false; // the slot and the file are then released when both runs have ended
+    try {
+      path = await Deno.makeTempFile({ prefix: "reaction-video-" });
+      await Deno.writeFile(path, bytes);
+      const poster = this.#spawn(this.options.ffmpegPath, frameArgs(demuxer, path, { maxSide }), {
+        signal: both,
+      }).then(nonEmpty);
+      const probe = this.#spawn(ffprobePath(this.options.ffmpegPath), probeArgs(demuxer, path), {
+        signal: both,
+      }).then((out) => parseProbe(new TextDecoder().decode(out)));
+      const file = path;
+      handedOn = true;
+      Promise.allSettled([poster, probe]).then(async () => {
+        slot[Symbol.dispose]();
+        await Deno.remove(file).catch(() => {});
+      });
+      poster.catch(() => {}); // the caller's, when it wants it
+      try {
+        return { probe: await probe, poster };
+      } catch (err) {
+        stop.abort(err);
+        throw err;
+      }
+    } finally {
+      if (!handedOn) {
+        slot[Symbol.dispose]();
+        if (path !== null) await Deno.remove(path).catch(() => {});
+      }
+    }
   }
 
   /**
@@ -206,32 +254,9 @@ export class Ffmpeg {
     demuxer: Demuxer,
     { signal, fromSeconds = 0, background = false, maxSide }: FrameOptions = {},
   ): Promise<Uint8Array> {
-    const fit = maxSide
-      ? `scale=w='min(${maxSide},iw)':h='min(${maxSide},ih)':force_original_aspect_ratio=decrease,`
-      : "";
     return await this.#withInput(bytes, async (path) => {
-      const out = await this.#run(this.options.ffmpegPath, [
-        "-hide_banner",
-        "-nostdin",
-        ...(fromSeconds > 0 ? ["-ss", String(fromSeconds)] : []),
-        "-t",
-        String(FRAME_SECONDS),
-        ...inputArgs(demuxer, path, "-loglevel"),
-        "-map",
-        "0:v:0",
-        "-an",
-        "-vf",
-        `fps=${FRAME_RATE},${fit}thumbnail=n=${FRAME_SECONDS * FRAME_RATE}`,
-        "-frames:v",
-        "1",
-        "-f",
-        "image2pipe",
-        "-c:v",
-        "png",
-        "pipe:1",
-      ], { signal, background });
-      if (out.length === 0) throw new FfmpegRunError("FFmpeg found no frame to show");
-      return out;
+      const args = frameArgs(demuxer, path, { fromSeconds, maxSide });
+      return nonEmpty(await this.#run(this.options.ffmpegPath, args, { signal, background }));
     });
   }
 
@@ -307,7 +332,12 @@ export class Ffmpeg {
     signal?: AbortSignal,
   ): Promise<Uint8Array> {
     if (demuxer === "webp") {
-      const frames = await webpFrames(bytes, options.maxSeconds);
+      // An MP4 has no alpha: transparent pixels are composited over white, as the board shows
+      // them and as a transparent image's JPEG rendition is made (adapters/thumbnails); the
+      // animated WebP preview keeps its transparency, as a WebP thumbnail does.
+      const frames = await webpFrames(bytes, options.maxSeconds, {
+        background: format === "mp4" ? MP4_BACKGROUND : undefined,
+      });
       if (!frames) throw new FfmpegRunError("The WebP is not animated: it has no video to make");
       const path = await Deno.makeTempFile({ prefix: "reaction-video-" });
       try {
@@ -387,20 +417,19 @@ export class Ffmpeg {
    * One confined run of `binary` in its lane; its standard output, or a FfmpegRunError or
    * FfmpegTimeoutError. `timeoutMs`: this run's limit (default the configured one).
    */
-  async #run(
+  async #run(binary: string, args: string[], options: RunOptions): Promise<Uint8Array> {
+    using _slot = options.background
+      ? await this.#backgroundSlots.take()
+      : await this.#slots.take(options.timeoutMs ?? this.options.timeoutMs);
+    return await this.#spawn(binary, args, options);
+  }
+
+  /** One confined run of `binary`, its lane's slot held by the caller. */
+  async #spawn(
     binary: string,
     args: string[],
-    { signal, timeoutMs = this.options.timeoutMs, background = false, input }: {
-      signal?: AbortSignal;
-      timeoutMs?: number;
-      background?: boolean;
-      /** Written to its standard input (raw frames), else it has none. */
-      input?: AsyncIterable<Uint8Array>;
-    },
+    { signal, timeoutMs = this.options.timeoutMs, background = false, input }: RunOptions,
   ): Promise<Uint8Array> {
-    using _slot = background
-      ? await this.#backgroundSlots.take()
-      : await this.#slots.take(timeoutMs);
     signal?.throwIfAborted();
     const [command, ...rest] = [...this.#prefix(background), binary, ...args];
     const child = new Deno.Command(command, {
@@ -468,6 +497,74 @@ export class Ffmpeg {
   }
 }
 
+/** How one run is made. */
+interface RunOptions {
+  signal?: AbortSignal;
+  /** This run's limit (default the configured one). */
+  timeoutMs?: number;
+  /** A background job's: its lane and priority. */
+  background?: boolean;
+  /** Written to its standard input (raw frames), else it has none. */
+  input?: AsyncIterable<Uint8Array>;
+}
+
+/** ffprobe's arguments: the first video stream's codec, sizes and rotation, the duration. */
+function probeArgs(demuxer: Demuxer, path: string): string[] {
+  return [
+    ...inputArgs(demuxer, path, "-v"),
+    "-show_entries",
+    "format=duration:stream=codec_type,codec_name,width,height,duration" +
+    ":stream_tags=rotate:stream_side_data=rotation",
+    "-of",
+    "json",
+  ];
+}
+
+/**
+ * ffmpeg's arguments for the representative frame among the first FRAME_SECONDS (from
+ * `fromSeconds`), FRAME_RATE frames a second of them (FFmpeg's `thumbnail` filter: the frame
+ * nearest the average, so not a black fade-in), as a PNG on standard output.
+ */
+function frameArgs(
+  demuxer: Demuxer,
+  path: string,
+  { fromSeconds = 0, maxSide }: { fromSeconds?: number; maxSide?: number },
+): string[] {
+  const fit = maxSide
+    ? `scale=w='min(${maxSide},iw)':h='min(${maxSide},ih)':force_original_aspect_ratio=decrease,`
+    : "";
+  return [
+    "-hide_banner",
+    "-nostdin",
+    ...(fromSeconds > 0 ? ["-ss", String(fromSeconds)] : []),
+    "-t",
+    String(FRAME_SECONDS),
+    // Frames no other frame is predicted from (most B-frames) are not decoded: skipping them
+    // changes no frame that is (no drift), and the frame is chosen among the rest.
+    "-skip_frame",
+    "noref",
+    ...inputArgs(demuxer, path, "-loglevel"),
+    "-map",
+    "0:v:0",
+    "-an",
+    "-vf",
+    `fps=${FRAME_RATE},${fit}thumbnail=n=${FRAME_SECONDS * FRAME_RATE}`,
+    "-frames:v",
+    "1",
+    "-f",
+    "image2pipe",
+    "-c:v",
+    "png",
+    "pipe:1",
+  ];
+}
+
+/** A frame run's output, or FfmpegRunError when it found none. */
+function nonEmpty(out: Uint8Array): Uint8Array {
+  if (out.length === 0) throw new FfmpegRunError("FFmpeg found no frame to show");
+  return out;
+}
+
 /**
  * Writes `input` to `stdin`, then closes it. FFmpeg that exits before reading it all (an error, a
  * kill) breaks the pipe: the writing stops there, and the run's status says why.
@@ -494,7 +591,7 @@ function rawInputArgs(frames: RawFrames): string[] {
     "-f",
     "rawvideo",
     "-pix_fmt",
-    "rgba",
+    frames.pixFmt,
     "-s",
     `${frames.width}x${frames.height}`,
     "-framerate",

@@ -42,12 +42,14 @@ Deno.test("a run gets a cleared environment, a forced demuxer and only file and 
     assert.ok(!out.includes("hunter2"), out);
     assert.ok(!out.includes("VIDEO_TEST_SECRET"), out);
     assert.match(out, / -protocol_whitelist file,pipe -f webm -i file:\/\S+reaction-video-/);
-    assert.match(out, / -map 0:v:0 -an -vf fps=10,thumbnail=n=30 -frames:v 1 /);
+    // Frames nothing is predicted from are not decoded: the choice costs fewer decoded frames.
+    assert.match(out, / -t 2 -skip_frame noref -loglevel error /);
+    assert.match(out, / -map 0:v:0 -an -vf fps=10,thumbnail=n=20 -frames:v 1 /);
     // A poster's frames are scaled to its size before one is chosen.
     const poster = text(await ffmpeg.frame(BYTES, "mov", { maxSide: 400 }));
     assert.match(
       poster,
-      / -vf fps=10,scale=w='min\(400,iw\)':h='min\(400,ih\)':force_original_aspect_ratio=decrease,thumbnail=n=30 /,
+      / -vf fps=10,scale=w='min\(400,iw\)':h='min\(400,ih\)':force_original_aspect_ratio=decrease,thumbnail=n=20 /,
     );
   } finally {
     Deno.env.delete("VIDEO_TEST_SECRET");
@@ -134,6 +136,60 @@ Deno.test("a background run neither holds the upload path's slot nor runs at its
     // A caption's frame is a background run: the rendition's lane, at its priority.
     assert.equal(text(await ffmpeg.frame(BYTES, "mov", { background: true })).trim(), "19");
     assert.equal(ffmpeg.running, 0);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+/** ffprobe's answer for a 64x48 H.264 video of 2 s. */
+const PROBE_JSON =
+  '{"streams":[{"codec_type":"video","codec_name":"h264","width":64,"height":48}],' +
+  '"format":{"duration":"2.0"}}';
+
+Deno.test("inspect() starts the poster's run with the probe's, in one slot, from one file", async () => {
+  // ffprobe answers only once ffmpeg has started (at most 3 s later it gives up, exit 4): one
+  // after the other, the probe would fail. Each writes the input file it was given.
+  const { dir, path } = await fakeFfmpeg(
+    'D="$(/usr/bin/dirname "$0")"; for a; do case "$a" in file:*) f="$a";; esac; done; ' +
+      'case "$0" in *ffprobe) i=0; while [ ! -e "$D/started" ]; do i=$((i+1)); ' +
+      "[ $i -gt 60 ] && exit 4; /bin/sleep 0.05; done; " +
+      `echo "$f" > "$D/probe-input"; echo '${PROBE_JSON}' ;; ` +
+      '*) /bin/touch "$D/started"; echo "$f" > "$D/poster-input"; echo PNG ;; esac',
+  );
+  try {
+    const ffmpeg = await Ffmpeg.open(options(path, { timeoutMs: 10_000 }));
+    const { probe, poster } = await ffmpeg.inspect(BYTES, "mov", { maxSide: 400 });
+    assert.deepEqual([probe.codec, probe.width, probe.height, probe.duration], ["h264", 64, 48, 2]);
+    assert.equal(text(await poster).trim(), "PNG");
+    const [a, b] = await Promise.all(
+      ["probe-input", "poster-input"].map((f) => Deno.readTextFile(`${dir}/${f}`)),
+    );
+    assert.equal(a, b, "one copy of the bytes");
+    // The slot and the file are released once both have ended.
+    for (let i = 0; ffmpeg.running > 0 && i < 100; i++) await new Promise((r) => setTimeout(r));
+    assert.equal(ffmpeg.running, 0);
+    await assert.rejects(Deno.stat(a.trim().slice("file:".length)), Deno.errors.NotFound);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("inspect(): a failed probe stops the poster's run and frees the slot", async () => {
+  // ffprobe fails at once; the poster's ffmpeg would run for 30 s.
+  const { dir, path } = await fakeFfmpeg(
+    'case "$0" in *ffprobe) echo "Invalid data found" >&2; exit 1 ;; *) /bin/sleep 30 ;; esac',
+  );
+  try {
+    const ffmpeg = await Ffmpeg.open(options(path, { timeoutMs: 60_000 }));
+    const started = performance.now();
+    const inspected = ffmpeg.inspect(BYTES, "mov");
+    await assert.rejects(inspected, { name: "FfmpegRunError" });
+    // The poster's run was killed, not waited for: the slot is free long before its 30 s (a
+    // hang guard of 10 s; it takes milliseconds).
+    while (ffmpeg.running > 0) {
+      assert.ok(performance.now() - started < 10_000, "the poster's run was not stopped");
+      await new Promise((r) => setTimeout(r, 20));
+    }
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

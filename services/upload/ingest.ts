@@ -108,30 +108,33 @@ async function ingest(
   tags: string[],
   options: IngestOptions,
 ): Promise<IngestResult> {
-  const image = sniffImage(bytes);
-  const video = image ? null : await probeVideo(services, bytes);
-  const sniffed: Sniffed | null = image ?? (video && { ...video, video });
-  if (!sniffed) {
-    throw new UnsupportedImageError(
-      "The file is not a JPEG, PNG, GIF, WebP or AVIF image, nor an MP4 or WebM video",
-    );
-  }
-  const max = services.config.MAX_IMAGE_PIXELS;
-  if (sniffed.width * sniffed.height > max) {
-    throw new TooManyPixelsError(sniffed.width, sniffed.height, max);
-  }
-  // The thumbnail is the slowest step: start it before hashing and the database round trips
-  // (bench B2). If the content turns out to exist already, a queued job is dropped; a running
-  // one costs what uploading new content would have cost anyway. A video's is made from its
-  // representative frame.
+  // Aborted once this upload no longer needs its thumbnail: it is stored, refused, or its content
+  // existed already.
   const unneeded = new AbortController();
-  const thumbnail = !services.thumbnails
-    ? Promise.reject(new Error("no thumbnailer"))
-    : video
-    ? videoThumbnail(services, bytes, video, unneeded.signal)
-    : services.thumbnails.thumbnail(bytes, unneeded.signal);
-  thumbnail.catch(() => {}); // awaited only if this upload stores a new image
   try {
+    const still = sniffImage(bytes);
+    // A video's poster run starts with its probe (B17's upload rows), stopped by `unneeded`.
+    const video = still ? null : await probeVideo(services, bytes, unneeded.signal);
+    const sniffed: Sniffed | null = still ?? (video && { ...video, video });
+    if (!sniffed) {
+      throw new UnsupportedImageError(
+        "The file is not a JPEG, PNG, GIF, WebP or AVIF image, nor an MP4 or WebM video",
+      );
+    }
+    const max = services.config.MAX_IMAGE_PIXELS;
+    if (sniffed.width * sniffed.height > max) {
+      throw new TooManyPixelsError(sniffed.width, sniffed.height, max);
+    }
+    // The thumbnail is the slowest step: start it before hashing and the database round trips
+    // (bench B2). If the content turns out to exist already, a queued job is dropped; a running
+    // one costs what uploading new content would have cost anyway. A video's is made from its
+    // representative frame.
+    const thumbnail = !services.thumbnails
+      ? Promise.reject(new Error("no thumbnailer"))
+      : video
+      ? videoThumbnail(services, video, unneeded.signal)
+      : services.thumbnails.thumbnail(bytes, unneeded.signal);
+    thumbnail.catch(() => {}); // awaited only if this upload stores a new image
     const hash = options.sha256 ?? sha256Hex(bytes);
     const stored = await tagOrCreate(services, bytes, hash, tags, sniffed, thumbnail, options);
     const { created, image, phash } = stored;

@@ -24,6 +24,8 @@ export interface ProbedVideo {
   height: number;
   /** Seconds, to the millisecond. */
   duration: number;
+  /** Its representative frame, a PNG at the thumbnail's size, made as the probe was read. */
+  poster: Promise<Uint8Array>;
 }
 
 /** What is said to a client when FFmpeg is not there. */
@@ -32,13 +34,16 @@ export const VIDEO_OFF_MESSAGE = "Video uploads are off on this board: it needs 
   "ffprobe beside it; images, GIFs included, are accepted as usual";
 
 /**
- * The video in `bytes`, checked; null when the bytes are not an MP4 or WebM at all. Refusals:
- * `video_unsupported` (no FFmpeg), `unsupported_image` (cut short, lying sizes, a codec not
- * allowed), `video_unreadable` (FFmpeg cannot read it), `video_too_long`, `video_busy`.
+ * The video in `bytes`, checked, with its poster on the way (its run started with the probe's,
+ * stopped by `signal`: the caller aborts it once the upload is refused or needs no poster); null
+ * when the bytes are not an MP4 or WebM at all. Refusals: `video_unsupported` (no FFmpeg),
+ * `unsupported_image` (cut short, lying sizes, a codec not allowed), `video_unreadable` (FFmpeg
+ * cannot read it), `video_too_long`, `video_busy`.
  */
 export async function probeVideo(
   services: Pick<Services, "video" | "config">,
   bytes: Uint8Array,
+  signal: AbortSignal,
 ): Promise<ProbedVideo | null> {
   const sniffed = sniffVideo(bytes);
   if (!sniffed) return null;
@@ -46,7 +51,9 @@ export async function probeVideo(
   // Cut short or lying sizes: not a video the board can take, as any other bytes it cannot (415),
   // whatever the name says; the message names what is wrong.
   if (sniffed.problem) throw new UnsupportedImageError(sniffed.problem);
-  const probe = await ffmpegStep(() => services.video!.probe(bytes, sniffed.demuxer));
+  const { probe, poster } = await ffmpegStep(() =>
+    services.video!.inspect(bytes, sniffed.demuxer, { signal, maxSide: THUMBNAIL_MAX_SIDE })
+  );
   const allowed = VIDEO_CODECS[sniffed.type];
   if (!allowed.includes(probe.codec)) {
     throw new UnsupportedImageError(
@@ -68,6 +75,7 @@ export async function probeVideo(
     width: probe.width,
     height: probe.height,
     duration: Math.round(probe.duration * 1000) / 1000,
+    poster,
   };
 }
 
@@ -76,15 +84,12 @@ export async function probeVideo(
  * from its representative frame at the thumbnail's size (the thumbnail is no larger).
  */
 export async function videoThumbnail(
-  services: Pick<Services, "video" | "thumbnails">,
-  bytes: Uint8Array,
+  services: Pick<Services, "thumbnails">,
   video: ProbedVideo,
   signal: AbortSignal,
 ): ReturnType<Thumbnailer["thumbnail"]> {
-  if (!services.video || !services.thumbnails) throw new Error("no video tool or thumbnailer");
-  const frame = await ffmpegStep(() =>
-    services.video!.frame(bytes, video.demuxer, { signal, maxSide: THUMBNAIL_MAX_SIDE })
-  );
+  if (!services.thumbnails) throw new Error("no thumbnailer");
+  const frame = await ffmpegStep(() => video.poster);
   signal.throwIfAborted();
   return await services.thumbnails.thumbnail(frame, signal);
 }
