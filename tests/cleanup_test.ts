@@ -86,6 +86,8 @@ Deno.test("deno task test drops the databases its files left behind, and only th
     const [{ n }] = await admin<{ n: number }[]>`
       select count(*)::int as n from pg_database where datname = ${name!}`;
     assert.equal(n, 0, `${name} is still there`);
+    // Its template (createRunTemplate) too: none of the run's databases is left.
+    assert.deepEqual(await databasesOf(name!.slice("t_".length, "t_".length + 8)), []);
     assert.deepEqual(await databasesOf(other.id), [bystander]);
   } finally {
     await admin.unsafe(`drop database if exists ${bystander}`);

@@ -11,7 +11,7 @@
  * `deno task check` does (before the tests in `deno task ok` and CI).
  */
 import { browserChoice } from "./_harness/browser.ts";
-import { dropRunDatabases, newTestRun } from "./_harness/db.ts";
+import { createRunTemplate, dropRunDatabases, newTestRun } from "./_harness/db.ts";
 import { checkDatabaseUrl, givenDatabaseUrl, resolveTestDatabase } from "./_harness/resolve_db.ts";
 import { chooseShuffleSeed, SEED_VARIABLE } from "./_harness/shuffle.ts";
 
@@ -47,6 +47,8 @@ const browser = browserChoice();
 console.log(`tests: ${browser.path ? `browser ${browser.path}` : browser.reason}`);
 let code = 1;
 try {
+  // Every service a test starts copies this migrated database instead of migrating its own.
+  const template = await createRunTemplate(server.url, run.id);
   const order = shuffle ? [`--shuffle=${shuffle.seed}`] : [];
   if (shuffle) {
     console.log(
@@ -67,7 +69,7 @@ try {
       ...order,
       ...Deno.args,
     ],
-    env: { TEST_DATABASE_URL: server.url, ...run.env },
+    env: { TEST_DATABASE_URL: server.url, ...run.env, ...template.env },
     stdin: "null",
   }).spawn();
   const stop = () => child.kill("SIGTERM");

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { PUT_SLOTS, UploadState } from "./state.ts";
+import { PUT_SLOT_WAIT_MS, PUT_SLOTS, UploadState } from "./state.ts";
 
 Deno.test("UploadState.busy() holds while an upload is ingested and for quietMs after it", () => {
   const uploads = new UploadState();
@@ -24,4 +24,12 @@ Deno.test("two UploadStates (two services in one process) share no slots, upload
   assert.deepEqual([a.busy(0), b.busy(60_000)], [true, false]);
   for (const slot of held) slot[Symbol.dispose]();
   assert.equal(a.putting.held, 0);
+});
+
+Deno.test("UploadState's slots wait PUT_SLOT_WAIT_MS for a put, or the bound it is given", () => {
+  assert.deepEqual([new UploadState().putting.max, new UploadState().putting.waitMs], [
+    PUT_SLOTS,
+    PUT_SLOT_WAIT_MS,
+  ]);
+  assert.equal(new UploadState(60_000).putting.waitMs, 60_000);
 });

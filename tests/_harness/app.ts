@@ -19,7 +19,7 @@ import {
   scryptHasher,
   threadPoolDerive,
 } from "../../services/passwords.ts";
-import { type FreshDatabase, freshDatabase } from "./db.ts";
+import { type FreshDatabase, migratedDatabase } from "./db.ts";
 import { disposeS3, startS3, type TestS3 } from "./s3.ts";
 
 /** The password and secret every test service uses. */
@@ -80,7 +80,7 @@ export function testConfig(db: FreshDatabase, s3: TestS3, env: Record<string, st
 
 /** Starts a migrated service on a fresh database and s3rver. */
 export async function startService(opts: TestServiceOptions = {}): Promise<TestService> {
-  const db = opts.db ?? await freshDatabase();
+  const db = opts.db ?? await migratedDatabase();
   const s3 = opts.s3 ?? await startS3();
   const config = testConfig(db, s3, opts.env);
   const { log, lines } = captureLogger(config.LOG_LEVEL);

@@ -23,12 +23,24 @@ export interface FreshDatabase {
   drop(): Promise<void>;
 }
 
-/** Creates an empty database, named `t_<run id>_…`, on the test server (or on `server`). */
-export async function freshDatabase(server = serverUrl()): Promise<FreshDatabase> {
+/**
+ * Names the run's template (set by tests/run.ts): a database with every migration applied, that
+ * migratedDatabase() copies instead of migrating each new database.
+ */
+const TEMPLATE_ENV = "TEST_TEMPLATE_DATABASE";
+
+/**
+ * Creates an empty database, named `t_<run id>_…`, on the test server (or on `server`); a copy of
+ * `template` when one is given.
+ */
+export async function freshDatabase(
+  server = serverUrl(),
+  template?: string,
+): Promise<FreshDatabase> {
   const run = Deno.env.get(RUN_ID_ENV);
   const name = `t_${run ? `${run}_` : ""}${crypto.randomUUID().replaceAll("-", "").slice(0, 20)}`;
   const admin = postgres(server, { max: 1, onnotice: () => {} });
-  await admin.unsafe(`create database ${name}`);
+  await admin.unsafe(`create database ${name}${template ? ` template "${template}"` : ""}`);
   await admin.end();
   const u = new URL(server);
   u.pathname = `/${name}`;
@@ -49,18 +61,53 @@ export async function freshDatabase(server = serverUrl()): Promise<FreshDatabase
 }
 
 /**
- * A fresh database with every migration applied, for tests of db/ on their own. The migrations'
- * object store (a backfill's) is an empty temporary folder, removed once they ran.
+ * A fresh database with every migration applied, for startService() and tests of db/ on their
+ * own: a copy of the run's template when tests/run.ts made one, else migrated here (the
+ * migrations' object store, a backfill's, is an empty temporary folder, removed once they ran).
  */
 export async function migratedDatabase(): Promise<FreshDatabase> {
+  const template = Deno.env.get(TEMPLATE_ENV);
+  if (template) return await freshDatabase(serverUrl(), template);
   const db = await freshDatabase();
+  await migrateEmpty(db.sql);
+  return db;
+}
+
+async function migrateEmpty(sql: Sql) {
   const dir = await Deno.makeTempDir();
   try {
-    await migrate(db.sql, new FsStore(dir));
+    await migrate(sql, new FsStore(dir));
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
-  return db;
+}
+
+/**
+ * Makes run `id`'s template on `server`: a migrated database that migratedDatabase() copies
+ * (CREATE DATABASE … TEMPLATE) instead of running every migration on each new database. Returns
+ * the environment that names it to the test processes. No connection to it stays open: a database
+ * is copied only while none is.
+ */
+export async function createRunTemplate(
+  server: string,
+  id: string,
+): Promise<{ name: string; env: Record<string, string> }> {
+  const admin = postgres(server, { max: 1, onnotice: () => {} });
+  const name = `t_${id}_template`;
+  try {
+    await admin.unsafe(`create database ${name}`);
+  } finally {
+    await admin.end();
+  }
+  const u = new URL(server);
+  u.pathname = `/${name}`;
+  const sql = createSql(u.toString(), { bounded: false });
+  try {
+    await migrateEmpty(sql);
+  } finally {
+    await sql.end({ timeout: 5 });
+  }
+  return { name, env: { [TEMPLATE_ENV]: name } };
 }
 
 /** An image row as an upload of a 3x2 PNG would insert it (db/images.ts insertImage). */
@@ -94,12 +141,10 @@ export async function dropRunDatabases(url: string, id: string): Promise<void> {
     for (const { datname } of rows) {
       await admin.unsafe(`drop database if exists "${datname}" with (force)`);
     }
-    if (rows.length) {
-      console.log(
-        `tests: dropped ${rows.length} database(s) left behind: ${
-          rows.map((r) => r.datname).join(" ")
-        }`,
-      );
+    // The template (createRunTemplate) is the run's own, never left behind by a file.
+    const left = rows.map((r) => r.datname).filter((name) => name !== `t_${id}_template`);
+    if (left.length) {
+      console.log(`tests: dropped ${left.length} database(s) left behind: ${left.join(" ")}`);
     }
   } catch (e) {
     console.warn(`tests: could not drop this run's databases (t_${id}_*): ${e}`);

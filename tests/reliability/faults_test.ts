@@ -85,13 +85,8 @@ function victim(name: string) {
 }
 type Victim = ReturnType<typeof victim>;
 
-/** Kills every connection of the victim's pool (by its application_name); returns how many. */
-async function killServiceConnections(v: Victim): Promise<number> {
-  return (await killCounting(v)).killed;
-}
-
 /**
- * Kills every connection of the victim's pool; `busy` counts those that were inside a query or
+ * Kills every connection of the victim's pool (by its application_name); `busy` counts those that were inside a query or
  * a transaction at that moment: a request in flight, which gets the FATAL 57P01.
  */
 async function killCounting(v: Victim): Promise<{ killed: number; busy: number }> {
@@ -219,24 +214,39 @@ Deno.test("connections killed while requests wait inside their queries: 503 or s
       }),
     );
     // Hold every table the requests touch, so they are all stuck inside a query when the kill
-    // comes; then kill the victim's connections and let go.
+    // comes; then kill the victim's connections, and go on killing them while the lock is held
+    // until every request has answered: a read retried on a fresh connection (retryRead) waits
+    // on the lock again and is killed there too, so no retry can outrun the fault (one that
+    // did once, every request recovered and none answered 503). Then let go.
     const statuses: string[] = [];
-    // The lock is let go right after the kill: a read retried on a fresh connection would
-    // otherwise wait on it while the test waits for that read.
-    const inflight = await locker.begin(async (tx) => {
+    const logsFrom = svc.logs.length;
+    let busyKills = 0;
+    await locker.begin(async (tx) => {
       await tx`lock table images, tags, image_tags, pending_deletes, login_failures
         in access exclusive mode`;
-      const inflight = requestMix(v, ids, tag).map(([what, fn]) =>
-        within(fn(), 15_000, `${what} during the outage`).then((res) => ({ what, res }))
-      );
+      let settled = false;
+      const inflight = Promise.all(
+        requestMix(v, ids, tag).map(([what, fn]) =>
+          within(fn(), 15_000, `${what} during the outage`).then((res) => ({ what, res }))
+        ),
+      ).finally(() => settled = true);
       await waitForLockWaiters(v, 5);
-      assert.ok(await killServiceConnections(v) >= 5);
-      return [inflight];
+      const first = await killCounting(v);
+      assert.ok(first.killed >= 5);
+      busyKills += first.busy;
+      while (!settled) {
+        await Promise.race([inflight, sleep(20)]);
+        busyKills += (await killCounting(v)).busy;
+      }
+      for (const { what, res } of await inflight) {
+        statuses.push(`${what}=${res.status}`);
+        await assertOutageAnswer(what, res);
+      }
     });
-    for (const { what, res } of await Promise.all(inflight[0])) {
-      statuses.push(`${what}=${res.status}`);
-      await assertOutageAnswer(what, res);
-    }
+    // The fault happened: requests were inside queries when their connections died, and the
+    // service logged failures by a kill.
+    assert.ok(busyKills >= 5, `${busyKills} busy backends killed`);
+    assert.ok(loggedKills(logsFrom) >= 1, `no request failed by a kill: ${statuses}`);
     assert.ok(statuses.some((s) => s.endsWith("=503")), `no request saw the kill: ${statuses}`);
 
     // The next requests succeed by themselves: no restart, no manual reconnect. First one at a
