@@ -39,8 +39,9 @@ Deno.test("each finished word exactly, the last as a beginning; most sent, then 
 });
 
 Deno.test("the rarer side is read: a rare finished word past the common beginning's newest", async () => {
-  // Eight newer images start with "blorp"; one older one also carries the rare "zanzibarine".
-  const rare = "zanzibarine blorpfish";
+  // Eight newer images carry "blorp"; one older one also carries the rare "zanzibarine". The same
+  // word: an equal share per completion cannot reach it either.
+  const rare = "zanzibarine blorp";
   await seed(rare);
   for (let i = 0; i < 8; i++) await seed(`blorp number ${i}`);
   // Reading two images of the beginning's eight would miss it; the rare word's one finds it.
