@@ -218,19 +218,22 @@ async function rank(
     with candidates as materialized (select seq, pass, batch from (${candidates}) c),
     -- Both texts read as the caption's words are (domain/caption_text.ts wordsOf: NFKC, lower
     -- case, letters and digits), the same way, so that the phrase test compares like with like;
-    -- the phrase's once.
+    -- the phrase's once. Its re: the same test on a caption NFKC leaves as it is, its words in
+    -- order, apart only by other characters, without rewriting the caption (bench/RESULTS.md).
     phrase as materialized (
-      select ' ' || btrim(regexp_replace(lower(normalize(${phrase.text}::text, NFKC)),
-        '[^[:alnum:]]+', ' ', 'g')) || ' ' as words)
+      select ' ' || w || ' ' as words,
+        '(^|[^[:alnum:]])' || replace(w, ' ', '[^[:alnum:]]+') || '([^[:alnum:]]|$)' as re
+      from (select btrim(regexp_replace(lower(normalize(${phrase.text}::text, NFKC)),
+        '[^[:alnum:]]+', ' ', 'g')) as w) p)
     select ${full ? sql`${COLUMNS(sql)}, ${TAGS(sql)},` : sql``}
       c.seq::text as seq, i.send_count, c.batch, case
         when f.worst is null or not i.tag_ids @> ${plan.wanted}::bigint[]
           or i.tag_ids && ${plan.excluded}::bigint[] then null
         -- A one-word phrase is implied by its word exactly in the caption.
-        when f.worst = 3 and (${phrase.implied} or position((select words from phrase)
-            in ' ' || btrim(regexp_replace(lower(normalize(i.text, NFKC)), '[^[:alnum:]]+', ' ', 'g'))
-              || ' '
-          ) > 0) then 4
+        when f.worst = 3 and (${phrase.implied} or case when i.text is nfkc normalized
+            then lower(i.text) ~ (select re from phrase)
+            else position((select words from phrase) in ' ' || btrim(regexp_replace(
+              lower(normalize(i.text, NFKC)), '[^[:alnum:]]+', ' ', 'g')) || ' ') > 0 end) then 4
         else f.worst end as level
     from candidates c
     left join lateral (select * from images i where c.pass and i.seq = c.seq offset 0) i on true

@@ -253,3 +253,20 @@ Deno.test("a relevance page's images are whole: the same as each image's own rea
   }
   assert.equal(page.items[0].short_id, sent.short_id);
 });
+
+Deno.test("the phrase is tested as words: across punctuation, in any width, never inside a word", async () => {
+  const [a, b] = ["zorblat", "flonkish"].map((w) => `${w}${crypto.randomUUID().slice(0, 4)}`);
+  const inside = await seed(`un${a} is ${b}, ${a}`);
+  const fullwidth = await seed(
+    `${a} is ${b}`.toUpperCase().replace(
+      /[A-Z0-9]/g,
+      (c) => String.fromCharCode(c.charCodeAt(0) + 0xfee0),
+    ),
+  );
+  const punctuated = await seed(`${a.toUpperCase()}—is…\n${b}!`);
+  const hits = await relevance([a, b], `${a} is ${b}`, { limit: 5 });
+  assert.deepEqual(
+    hits.map((h) => [h.short_id, h.level]),
+    [[punctuated.short_id, 4], [fullwidth.short_id, 4], [inside.short_id, 3]],
+  );
+});
