@@ -27,7 +27,7 @@ import type { ChildS3 } from "../tests/_harness/s3_process.ts";
 import { multipartBody } from "../tests/_harness/upload_form.ts";
 import { withComment } from "../tests/_harness/photos.ts";
 import { captionCorpus } from "../tests/_harness/caption_corpus.ts";
-import { FFMPEG } from "../tests/_harness/videos.ts";
+import { FFMPEG, ffmpegFile } from "../tests/_harness/videos.ts";
 import { Ffmpeg } from "../adapters/video/ffmpeg.ts";
 import { makeThumbnail } from "../adapters/thumbnails/make_thumbnail.ts";
 import { THUMBNAIL_MAX_SIDE } from "../domain/thumbnail_size.ts";
@@ -45,23 +45,6 @@ const RENDITION_LIMIT_MS = 120_000; // VIDEO_RENDITION_TIMEOUT_SECONDS
 const sleep = (t: number) => new Promise((r) => setTimeout(r, t));
 const mb = (bytes: number) => `${(bytes / 1e6).toFixed(2)} MB`;
 const mib = (kb: number) => `${(kb / 1024).toFixed(0)} MiB`;
-
-/** Runs FFmpeg with `args` writing `out.<ext>` in a temporary folder; returns that file. */
-async function ffmpegFile(ext: string, args: string[]): Promise<Uint8Array> {
-  const dir = await Deno.makeTempDir({ prefix: "bench-b17-" });
-  try {
-    const { success, stderr } = await new Deno.Command(FFMPEG, {
-      args: ["-hide_banner", "-loglevel", "error", "-y", ...args, `${dir}/out.${ext}`],
-      stdin: "null",
-      stdout: "null",
-      stderr: "piped",
-    }).output();
-    if (!success) throw new Error(`ffmpeg: ${new TextDecoder().decode(stderr)}`);
-    return await Deno.readFile(`${dir}/out.${ext}`);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-}
 
 /** A 10-second 1280x720 H.264 MP4 at 30 fps with AAC sound, as a phone or a site hands out. */
 function mp4_720p(): Promise<Uint8Array> {

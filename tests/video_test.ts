@@ -141,6 +141,12 @@ async function onFile(tool: "ffmpeg" | "ffprobe", bytes: Uint8Array, args: strin
   }
 }
 
+/** What ffprobe says of `bytes` for `entries` (its -show_entries), as JSON. */
+async function probeJson(bytes: Uint8Array, entries: string) {
+  const out = await onFile("ffprobe", bytes, ["-show_entries", entries, "-of", "json"]);
+  return JSON.parse(new TextDecoder().decode(out));
+}
+
 /** FFmpeg's output options for one frame as a PNG on standard output. */
 const ONE_PNG = ["-frames:v", "1", "-f", "image2pipe", "-c:v", "png", "pipe:1"];
 
@@ -179,19 +185,8 @@ Deno.test("an animated WebP gets an MP4 and a preview from its frames; its poste
 
   const image = await waitForMp4(id);
   assert.equal(image.preview_url, `/api/v1/images/${id}/preview`);
-  const mp4 = new Uint8Array(
-    await (await svc.app.request(`/api/v1/images/${id}/video.mp4`)).arrayBuffer(),
-  );
-  const probe = JSON.parse(
-    new TextDecoder().decode(
-      await onFile("ffprobe", mp4, [
-        "-show_entries",
-        "format=duration:stream=codec_name,width,height,pix_fmt",
-        "-of",
-        "json",
-      ]),
-    ),
-  );
+  const mp4 = await renditionOf(id);
+  const probe = await probeJson(mp4, "format=duration:stream=codec_name,width,height,pix_fmt");
   assert.deepEqual(
     [probe.streams[0].codec_name, probe.streams[0].pix_fmt],
     ["h264", "yuv420p"],
@@ -250,10 +245,7 @@ Deno.test("a transparent animated WebP's MP4 shows white where it is transparent
   const { status, body } = await post(webp);
   assert.equal(status, 201, JSON.stringify(body));
   const id = body.short_id as string;
-  await waitForMp4(id);
-  const mp4 = new Uint8Array(
-    await (await svc.app.request(`/api/v1/images/${id}/video.mp4`)).arrayBuffer(),
-  );
+  const mp4 = await renditionOf(id);
   for (const at of [0.25, 0.75]) {
     const png = await frameAt(mp4, at);
     const half = async (left: number) => (await stats(png, left)).slice(0, 3);
@@ -303,21 +295,9 @@ Deno.test("a rotated phone video reports its displayed sizes; poster and renditi
   );
   // The coded frame's left bar, turned as the display matrix says: along the bottom.
   assert.deepEqual(await whiteSide(thumb), { w: 120, h: 160, side: "bottom" });
-  await waitForMp4(id);
-  const mp4 = new Uint8Array(
-    await (await svc.app.request(`/api/v1/images/${id}/video.mp4`)).arrayBuffer(),
-  );
+  const mp4 = await renditionOf(id);
   // The rendition's pixels are upright themselves: no rotation left for a player to apply.
-  const probe = JSON.parse(
-    new TextDecoder().decode(
-      await onFile("ffprobe", mp4, [
-        "-show_entries",
-        "stream=width,height:stream_side_data=rotation",
-        "-of",
-        "json",
-      ]),
-    ),
-  );
+  const probe = await probeJson(mp4, "stream=width,height:stream_side_data=rotation");
   assert.deepEqual([probe.streams[0].width, probe.streams[0].height], [120, 160]);
   assert.equal(probe.streams[0].side_data_list, undefined, "no display matrix");
   const frame = await onFile("ffmpeg", mp4, ONE_PNG);
@@ -453,27 +433,9 @@ Deno.test("a video's page plays it and previews it: og:video, a poster image, a 
 
 /** ffprobe's view of an MP4: its streams and whether its index comes before its data. */
 async function probeMp4(bytes: Uint8Array) {
-  const path = await Deno.makeTempFile({ suffix: ".mp4" });
-  try {
-    await Deno.writeFile(path, bytes);
-    const { stdout } = await new Deno.Command("/usr/bin/ffprobe", {
-      args: [
-        "-v",
-        "error",
-        "-show_entries",
-        "stream=codec_type,codec_name,pix_fmt,width,height",
-        "-of",
-        "json",
-        path,
-      ],
-      stdout: "piped",
-    }).output();
-    const streams = JSON.parse(new TextDecoder().decode(stdout)).streams;
-    const text = new TextDecoder("latin1").decode(bytes.subarray(0, Math.min(bytes.length, 65536)));
-    return { streams, faststart: text.indexOf("moov") < text.indexOf("mdat") };
-  } finally {
-    await Deno.remove(path);
-  }
+  const { streams } = await probeJson(bytes, "stream=codec_type,codec_name,pix_fmt,width,height");
+  const text = new TextDecoder("latin1").decode(bytes.subarray(0, Math.min(bytes.length, 65536)));
+  return { streams, faststart: text.indexOf("moov") < text.indexOf("mdat") };
 }
 
 async function waitForMp4(id: string): Promise<ImageDto> {
@@ -483,6 +445,14 @@ async function waitForMp4(id: string): Promise<ImageDto> {
     await new Promise((r) => setTimeout(r, 100));
   }
   throw new Error(`no MP4 for ${id} after 60 s`);
+}
+
+/** The MP4 rendition of image `id`, once its background job has made it. */
+async function renditionOf(id: string): Promise<Uint8Array> {
+  await waitForMp4(id);
+  return new Uint8Array(
+    await (await svc.app.request(`/api/v1/images/${id}/video.mp4`)).arrayBuffer(),
+  );
 }
 
 Deno.test("a GIF gets an MP4 in the background: H.264, yuv420p, even sizes, faststart, cached", async () => {
@@ -533,10 +503,7 @@ Deno.test("a video's MP4 has no sound; an MP4 upload's direct link stays its ori
   const bytes = await makeVideo("mp4_sound");
   const { body } = await post(bytes);
   const id = body.short_id as string;
-  await waitForMp4(id);
-  const mp4 = new Uint8Array(
-    await (await svc.app.request(`/api/v1/images/${id}/video.mp4`)).arrayBuffer(),
-  );
+  const mp4 = await renditionOf(id);
   assert.deepEqual((await probeMp4(mp4)).streams.map((s: { codec_type: string }) => s.codec_type), [
     "video",
   ]);

@@ -43,22 +43,25 @@ export async function makeVideo(
   const hex = [color.r, color.g, color.b].map((c) => c.toString(16).padStart(2, "0")).join("");
   const sound = kind.endsWith("_sound");
   const out = OUTPUT[kind];
+  return await ffmpegFile(out.ext, [
+    "-f",
+    "lavfi",
+    "-i",
+    `color=c=0x${hex}:s=${size}:r=10:d=${seconds},` +
+    `drawbox=x=60:y=40:w=40:h=40:color=white:t=fill,fade=in:st=0:d=0.5`,
+    ...(sound ? ["-f", "lavfi", "-i", `sine=frequency=440:duration=${seconds}`] : []),
+    ...out.args,
+    "-t",
+    String(seconds),
+  ]);
+}
+
+/** Runs FFmpeg with `args`, writing `out.<ext>` in a temporary folder; returns that file. */
+export async function ffmpegFile(ext: string, args: string[]): Promise<Uint8Array> {
   const dir = await Deno.makeTempDir({ prefix: "video-fixture-" });
-  const path = `${dir}/out.${out.ext}`;
   try {
-    await ffmpeg([
-      "-f",
-      "lavfi",
-      "-i",
-      `color=c=0x${hex}:s=${size}:r=10:d=${seconds},` +
-      `drawbox=x=60:y=40:w=40:h=40:color=white:t=fill,fade=in:st=0:d=0.5`,
-      ...(sound ? ["-f", "lavfi", "-i", `sine=frequency=440:duration=${seconds}`] : []),
-      ...out.args,
-      "-t",
-      String(seconds),
-      path,
-    ]);
-    return await Deno.readFile(path);
+    await ffmpeg([...args, `${dir}/out.${ext}`]);
+    return await Deno.readFile(`${dir}/out.${ext}`);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
