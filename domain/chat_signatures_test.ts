@@ -11,7 +11,7 @@ Deno.test("discordVerifier takes any public key: signed by tweetnacl, true; alte
   let urlUnsafe = 0;
   for (let k = 0; k < 24; k++) {
     const keys = nacl.sign.keyPair.fromSeed(new Uint8Array(32).fill(k * 7 + 1));
-    // Keys whose base64 has "+" or "/" are the ones a wrong JWK encoding would refuse.
+    // Keys whose base64 has "+" or "/" are those whose JWK (base64url) spelling differs.
     if (/[+/]/.test(btoa(String.fromCharCode(...keys.publicKey)))) urlUnsafe++;
     const signed = new Uint8Array([...new TextEncoder().encode(timestamp), ...body]);
     const signature = hex(nacl.sign.detached(signed, keys.secretKey));

@@ -207,13 +207,12 @@ Deno.test("a newer match of the same level in a later stage of the walk still ra
   const [a, b] = ["plinkwort", "zoobalance"].map((w) => `${w}${crypto.randomUUID().slice(0, 4)}`);
   // Both match through a tag (level 2): the older by its caption's first word (the driving word,
   // read first), the newer by its tag of that word (read after).
-  const older = await seed(a, [b]);
+  await seed(a, [b]);
   const newer = await seed(b, [a]);
   for (const method of ["walk", "index"] as const) {
     const hits = await relevance([a, b], `${a} ${b}`, { limit: 1, method });
     assert.deepEqual(hits.map((h) => [h.short_id, h.level]), [[newer.short_id, 2]], method);
   }
-  assert.ok(older);
 });
 
 Deno.test("two words that seldom meet are found however old, through the index", async () => {
@@ -233,10 +232,9 @@ Deno.test("two words that seldom meet are found however old, through the index",
 Deno.test("the walk reads on past a page of approximate matches while a tag match may be older", async () => {
   const [a, b] = ["gorplequin", "mizzenbark"].map((w) => `${w}${crypto.randomUUID().slice(0, 4)}`);
   const throughTag = await seed(a, [b]);
-  const approximate = await seed(`${a} ${b}e`);
+  await seed(`${a} ${b}e`);
   const hits = await relevance([a, b], `${a} ${b}`, { limit: 1, method: "walk" });
   assert.deepEqual(hits.map((h) => [h.short_id, h.level]), [[throughTag.short_id, 2]]);
-  assert.ok(approximate);
 });
 
 Deno.test("a relevance page's images are whole: the same as each image's own read", async () => {
