@@ -4,8 +4,10 @@
  * made-up words (rank r drawn with probability ~ 1/r, like the tags), upper-cased as recognition
  * returns them, and 5% of the words carry a recognition slip (one letter replaced), which puts
  * near-spellings into the dictionary as real captions do. The words' links are loaded with their
- * count trigger off, then counted (and copied onto the images' rows, migration 012) once. `--images N`: of the database of N images instead
- * (bench/seed.ts), which B5 then includes in its caption-word rows.
+ * count trigger off, then counted (and copied onto the images' rows, migration 012) once, and
+ * the captions' word pairs (migration 020) are written in one statement, their trigger off.
+ * `--images N`: of the database of N images instead (bench/seed.ts), which B5 then includes in
+ * its caption-word rows.
  */
 import postgres from "postgres";
 import { migrate } from "../services/migrate.ts";
@@ -90,8 +92,10 @@ export async function seedCaptions(
            cross join lateral (select pg_temp.word(least(${WORDS},
                                  floor(exp(random() * ln(${WORDS} + 1)) + 0 * n)::int)) as w) p
            group by i.id, i.seq;
+         alter table images disable trigger caption_pairs_update;
          update images i set text = upper(array_to_string(c.words, ' ')), text_source = 'ocr'
-           from cap c where c.id = i.id`,
+           from cap c where c.id = i.id;
+         alter table images enable trigger caption_pairs_update`,
       );
       await step(
         "dictionary and links (count trigger off)",
@@ -111,7 +115,14 @@ export async function seedCaptions(
                  from image_words group by image_id) l
            where i.id = l.image_id`,
       );
-      for (const table of ["images", "caption_words", "image_words"]) {
+      await step(
+        "the captions' word pairs (pair trigger off)",
+        `truncate caption_pairs;
+         insert into caption_pairs (pair, image_seq)
+           select k, i.seq from images i cross join unnest(caption_pair_keys(i.text)) k
+           where i.text is not null`,
+      );
+      for (const table of ["images", "caption_words", "image_words", "caption_pairs"]) {
         await step(`vacuum analyze ${table}`, `vacuum analyze ${table}`);
       }
       await step("done marker", `create table bench_captions_done (at timestamptz default now())`);

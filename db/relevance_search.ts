@@ -13,11 +13,12 @@
  * The search reads in stages and stops as soon as the page is certain: the sent images first (few,
  * by the send-count index), then the images of the rarest word's ways, newest first in growing
  * batches, the ways that can reach the best level first (the caption word exactly, then its tags,
- * then its near spellings). A row is certain when nothing unread can rank above it, so a one-word
- * query reads about a page of rows and no more (bench B14, relevance row). Two words or more
- * whose images seldom meet, as their counts say, are instead found at once through the word and
- * tag index, every image with each word one way, or with every word exactly, however old. At most
- * MAX_RELEVANCE_CANDIDATES images are read in all.
+ * then its near spellings); a phrase of two words or more comes first, through its adjacent word
+ * pairs (caption_pairs, migration 020). A row is certain when nothing unread can rank above it, so
+ * a one-word query reads about a page of rows and no more (bench B14, relevance row). Two words or
+ * more whose images seldom meet, as their counts say, are instead found at once through the word
+ * and tag index, every image with each word one way, or with every word exactly, however old. At
+ * most MAX_RELEVANCE_CANDIDATES images are read in all.
  */
 import type { Fragment, Sql } from "./client.ts";
 import { COLUMNS, type ImageWithTags, TAGS } from "./images.ts";
@@ -68,6 +69,8 @@ interface Plan {
   excluded: string[];
   /** How many images the board has (the planner's estimate). */
   images: number;
+  /** The phrase's adjacent word pairs, as caption_pairs keys them (migration 020). */
+  pairs: string[];
 }
 
 /** The first batch of a probing stage, at least. */
@@ -75,7 +78,7 @@ const PROBE_BATCH = 64;
 
 /** One walk of the driving word's ways: newest first, until the page is certain. */
 interface Stage {
-  table: "image_words" | "image_tags";
+  table: "image_words" | "image_tags" | "caption_pairs";
   ids: string[];
   /** The best level an image this stage reads can have that no earlier stage read. */
   best: number;
@@ -114,6 +117,7 @@ async function planSearch(
   sql: Sql,
   opts: {
     words: string[];
+    phrase: string;
     tags: string[];
     exclude: string[];
     threshold: number;
@@ -128,6 +132,7 @@ async function planSearch(
       known: boolean;
       excluded: string[];
       images: number;
+      pairs: string[];
     }[]
   >`
     with qw as (select w, o from unnest(${opts.words}::text[]) with ordinality q(w, o)),
@@ -181,7 +186,8 @@ async function planSearch(
         as images,
       (select o from per_word order by n, o limit 1)::int as driver,
       (select ids::text[] from wanted) as wanted, (select known from wanted) as known,
-      (select ids::text[] from excluded) as excluded`;
+      (select ids::text[] from excluded) as excluded,
+      caption_pair_keys(${opts.phrase})::text[] as pairs`;
   if (!row.words || row.words.length < opts.words.length || !row.known) return null;
   return {
     words: row.words.map((w) => ({ ...w, n: Number(w.n), exactN: Number(w.exactN) })),
@@ -189,6 +195,7 @@ async function planSearch(
     wanted: row.wanted,
     excluded: row.excluded,
     images: row.images,
+    pairs: row.pairs,
   };
 }
 
@@ -243,9 +250,9 @@ async function rank(
       from (select ${levels}) m) f`;
 }
 
-/** The column of `table` that names the word or tag. */
+/** The column of `table` that names the word, tag or pair. */
 const keyOf = (sql: Sql, table: Stage["table"]) =>
-  table === "image_words" ? sql`word_id` : sql`tag_id`;
+  table === "image_words" ? sql`word_id` : table === "image_tags" ? sql`tag_id` : sql`pair`;
 
 /** SQL: whether candidate `c` carries one of `ids` in `table`, by one index probe per ID. */
 const carries = (sql: Sql, table: Stage["table"], ids: string[]) =>
@@ -446,16 +453,35 @@ async function walk(
   const exactProbe = allExact
     ? others.map((w) => carries(sql, "image_words", w.exact)).reduce((a, b) => sql`${a} and ${b}`)
     : null;
+  // The phrase (level 4) of more than one word is found first through its first pair, each
+  // candidate probed for the others (migration 020): no later stage reaches level 4, so a page of
+  // every word exact is certain without reading every older image for a phrase
+  // (tests/relevance_test.ts, "an old phrase under more than the bound").
+  const byPairs = !phrase.implied && !opts.exactRead && plan.pairs.length > 0 &&
+    plan.words.every((w) => w.exact.length > 0);
+  const pairProbe = plan.pairs.length > 1
+    ? plan.pairs.slice(1).map((p) => carries(sql, "caption_pairs", [p]))
+      .reduce((a, b) => sql`${a} and ${b}`)
+    : null;
+  const exactBest = byPairs ? 3 : 4;
   const stages: Stage[] = [
+    ...(byPairs
+      ? [{
+        table: "caption_pairs" as const,
+        ids: plan.pairs.slice(0, 1),
+        best: 4,
+        probe: pairProbe,
+      }]
+      : []),
     ...(exactProbe
-      ? [{ table: "image_words" as const, ids: driver.exact, best: 4, probe: exactProbe }]
+      ? [{ table: "image_words" as const, ids: driver.exact, best: exactBest, probe: exactProbe }]
       : []),
     // The images with every word exactly are read by now (the probe, or exactRead): the driving
     // word's others reach level 2 through another word's tag, else 1.
     {
       table: "image_words",
       ids: driver.exact,
-      best: !others.length ? 4 : others.some((w) => w.tags.length) ? 2 : 1,
+      best: !others.length ? exactBest : others.some((w) => w.tags.length) ? 2 : 1,
       probe: null,
     },
     { table: "image_tags", ids: driver.tags, best: 2, probe: null },

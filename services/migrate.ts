@@ -36,6 +36,8 @@ const SQL_FILES = [
   "016_accounts.sql",
   "017_sends.sql",
   "018_video.sql",
+  "019_caption_word_prefix.sql",
+  "020_caption_pairs.sql",
 ];
 
 /** The revisions in order, the backfill step included; `upTo` stops after that version. */

@@ -276,3 +276,54 @@ Deno.test("013 stores the near spellings of the words already in the dictionary"
     await db.drop();
   }
 });
+
+Deno.test("the runner applies every migration file, in the order of their names", async () => {
+  const files: string[] = [];
+  for await (const e of Deno.readDir(new URL("../migrations/", import.meta.url))) {
+    if (e.isFile && e.name.endsWith(".sql")) files.push(e.name.replace(/\.sql$/, ""));
+  }
+  const versions = (await allVersions()).filter((v) => !v.startsWith("003b_"));
+  assert.deepEqual(versions, files.sort());
+});
+
+Deno.test("020 writes the word pairs of the captions already there, and keeps them after", async () => {
+  const db = await freshDatabase();
+  const pairs = async (shortId: string) =>
+    (await db.sql<{ pair: string }[]>`
+      select p.pair::text from caption_pairs p join images i on i.seq = p.image_seq
+      where i.short_id = ${shortId} order by 1`).map((r) => r.pair);
+  // Hashes of the pairs as the phrase test reads captions: NFKC, lower case, runs of letters and
+  // digits, so "ＴＨＩＳ is—fine!" has the pairs "this is" and "is fine".
+  const keys = async (...texts: string[]) =>
+    (await db.sql<{ k: string }[]>`
+      select distinct hashtextextended(t, 0)::text as k from unnest(${texts}::text[]) t
+      order by 1`).map((r) => r.k);
+  try {
+    await migrate(db.sql, s3.store, { target: "019_caption_word_prefix" });
+    await db.sql`
+      insert into images (short_id, hash, content_type, size_bytes, width, height, text, text_source)
+      values ('cap00001', 'h1', 'image/png', 10, 1, 1, 'ＴＨＩＳ is—fine!', 'ocr'),
+             ('cap00002', 'h2', 'image/png', 10, 1, 1, null, null),
+             ('cap00003', 'h3', 'image/png', 10, 1, 1, 'one', 'ocr')`;
+    await migrate(db.sql, s3.store);
+    assert.deepEqual(await pairs("cap00001"), await keys("this is", "is fine"));
+    assert.deepEqual(await pairs("cap00002"), []);
+    assert.deepEqual(await pairs("cap00003"), []);
+    // From then on the triggers keep them: a new caption, a changed one, a new image, a deletion.
+    await db.sql`update images set text = 'Fine, is this' where short_id = 'cap00001'`;
+    await db.sql`update images set text = 'a b a b', text_source = 'manual'
+      where short_id = 'cap00002'`;
+    await db.sql`
+      insert into images (short_id, hash, content_type, size_bytes, width, height, text, text_source)
+      values ('cap00004', 'h4', 'image/png', 10, 1, 1, 'well then', 'ocr')`;
+    assert.deepEqual(await pairs("cap00001"), await keys("fine is", "is this"));
+    assert.deepEqual(await pairs("cap00002"), await keys("a b", "b a"));
+    assert.deepEqual(await pairs("cap00004"), await keys("well then"));
+    await db.sql`update images set text = null, text_source = null where short_id = 'cap00004'`;
+    await db.sql`delete from images where short_id = 'cap00002'`;
+    const [{ n }] = await db.sql<{ n: number }[]>`select count(*)::int as n from caption_pairs`;
+    assert.equal(n, 2, "only cap00001's pairs are left");
+  } finally {
+    await db.drop();
+  }
+});

@@ -142,10 +142,12 @@ Deno.test("the library page offers Best match when there are words, and lists in
 Deno.test("a relevance search examines at most its bound: the sent, then the newest of its rarest word", async () => {
   // "this" and "fine" both have six images' worth of ways; the first word drives on a tie.
   const hits = await relevance(["this", "fine"], "this is fine", { limit: 10, examine: 2 });
-  // The sent image (the oldest), then the two newest images with "this", ranked: every word
-  // exact, then through a tag (the alias). The phrase match between them is not read.
+  // The sent image (the oldest); the phrase's images through its word pairs and the images with
+  // every word exactly, two each (stages of their own); then the two newest images with "this",
+  // ranked. The older tag and near matches are not read.
   assert.deepEqual(hits.map((h) => [h.short_id, h.level]), [
     [phrase.short_id, 4],
+    [phraseNewer.short_id, 4],
     [allExact.short_id, 3],
     [throughAlias.short_id, 2],
   ]);
@@ -219,12 +221,13 @@ Deno.test("two words that seldom meet are found however old, through the index",
   const [a, b] = ["quernrot", "vellumfox"].map((w) => `${w}${crypto.randomUUID().slice(0, 4)}`);
   const old = await seed(`${a} and ${b}`);
   for (let i = 0; i < 3; i++) await seed(`${a} alone ${i}`), await seed(`${b} alone ${i}`);
+  // Not the caption's phrase, which its word pairs would find first.
   const search = (method?: "index" | "walk") =>
-    relevance([a, b], `${a} and ${b}`, { limit: 1, examine: 2, method });
+    relevance([a, b], `${a} ${b}`, { limit: 1, examine: 2, method });
   // The walk reads the two newest images of the driving word (the first, on a tie), and stops at
   // its bound.
   assert.deepEqual(await search("walk"), []);
-  assert.deepEqual((await search("index")).map((h) => [h.short_id, h.level]), [[old.short_id, 4]]);
+  assert.deepEqual((await search("index")).map((h) => [h.short_id, h.level]), [[old.short_id, 3]]);
   // Four images of each word, at most one in common: the index is the cheaper way.
   assert.deepEqual((await search()).map((h) => h.short_id), [old.short_id]);
 });
@@ -267,4 +270,41 @@ Deno.test("the phrase is tested as words: across punctuation, in any width, neve
     hits.map((h) => [h.short_id, h.level]),
     [[punctuated.short_id, 4], [fullwidth.short_id, 4], [inside.short_id, 3]],
   );
+});
+
+Deno.test("an old phrase under more than the bound of images with every word is found first", async () => {
+  const [a, b, c] = ["brindlecog", "quillmoss", "tarnwhistle"].map((w) =>
+    `${w}${crypto.randomUUID().slice(0, 4)}`
+  );
+  const old = await seed(`oh ${a} ${b} ${c}!`);
+  // Newer: every word, and the phrase's two pairs, but never the three in a row.
+  const apart = await seed(`${a} ${b} and ${b} ${c}`);
+  const newest = [];
+  for (let i = 0; i < 4; i++) newest.unshift(await seed(`${c} ${b} ${a} ${i}`));
+  const search = (words: string[], phrase: string, method: "index" | "walk") =>
+    relevance(words, phrase, { limit: 2, examine: 3, probeBatch: 1, method });
+  for (const method of ["walk", "index"] as const) {
+    // Walking, the newest three with every word are all it may read: the phrase comes from its
+    // pairs (migration 020), and the pairs alone do not make a phrase.
+    assert.deepEqual(
+      (await search([a, b, c], `${a} ${b} ${c}`, method)).map((h) => [h.short_id, h.level]),
+      [[old.short_id, 4], [newest[0].short_id, 3]],
+      method,
+    );
+    assert.deepEqual(
+      (await search([a, b], `${a}, ${b}`, method)).map((h) => [h.short_id, h.level]),
+      [[apart.short_id, 4], [old.short_id, 4]],
+      method,
+    );
+  }
+  // A sent image with every word ranks below the phrase: the phrase's stage reads on past it and
+  // a first batch of newer images with the pairs apart.
+  await svc.db.sql`update images set send_count = 1 where short_id = ${newest[0].short_id}`;
+  for (let i = 0; i < 4; i++) await seed(`${a} ${b} or ${b} ${c} ${i}`);
+  const best = await relevance([a, b, c], `${a} ${b} ${c}`, {
+    limit: 1,
+    probeBatch: 1,
+    method: "walk",
+  });
+  assert.deepEqual(best.map((h) => [h.short_id, h.level]), [[old.short_id, 4]]);
 });
