@@ -71,6 +71,8 @@ interface Plan {
   images: number;
   /** The phrase's adjacent word pairs, as caption_pairs keys them (migration 020). */
   pairs: string[];
+  /** Whether some caption holds the first of them. */
+  paired: boolean;
 }
 
 /** The first batch of a probing stage, at least. */
@@ -133,6 +135,7 @@ async function planSearch(
       excluded: string[];
       images: number;
       pairs: string[];
+      paired: boolean;
     }[]
   >`
     with qw as (select w, o from unnest(${opts.words}::text[]) with ordinality q(w, o)),
@@ -187,7 +190,9 @@ async function planSearch(
       (select o from per_word order by n, o limit 1)::int as driver,
       (select ids::text[] from wanted) as wanted, (select known from wanted) as known,
       (select ids::text[] from excluded) as excluded,
-      caption_pair_keys(${opts.phrase})::text[] as pairs`;
+      p.keys::text[] as pairs,
+      exists (select 1 from caption_pairs cp where cp.pair = p.keys[1]) as paired
+    from (select caption_pair_keys(${opts.phrase}) as keys) p`;
   if (!row.words || row.words.length < opts.words.length || !row.known) return null;
   return {
     words: row.words.map((w) => ({ ...w, n: Number(w.n), exactN: Number(w.exactN) })),
@@ -196,6 +201,7 @@ async function planSearch(
     excluded: row.excluded,
     images: row.images,
     pairs: row.pairs,
+    paired: row.paired,
   };
 }
 
@@ -333,9 +339,11 @@ export async function searchByRelevance(
   if (all && all.length <= examine) take(all);
   else {
     // The same for the images with every word exactly (levels 4 and 3), when they seldom meet:
-    // the walk then reads only the levels below. Its probing stage reads until it has a page of
-    // phrases, which are rarer still: as if for a page of all it may read.
-    const exact = index((w) => w.exactN, examine, fewest * plan.words.length) &&
+    // the walk then reads only the levels below. Its probing stage reads until it has a page (the
+    // phrase is found through its pairs); without pairs, until a page of phrases, which are rarer
+    // still: as if for a page of all it may read.
+    const page = plan.pairs.length ? opts.limit : examine;
+    const exact = index((w) => w.exactN, page, fewest * plan.words.length) &&
         plan.words.every((w) => w.exact.length)
       ? await rank(sql, plan, candidatesOf(sql, carryingEvery(sql, plan, examine), null), phrase)
       : null;
@@ -465,7 +473,8 @@ async function walk(
     : null;
   const exactBest = byPairs ? 3 : 4;
   const stages: Stage[] = [
-    ...(byPairs
+    // No caption holds the first pair (most pairs of common words): no statement for them.
+    ...(byPairs && plan.paired
       ? [{
         table: "caption_pairs" as const,
         ids: plan.pairs.slice(0, 1),
@@ -500,9 +509,10 @@ async function walk(
   for (const stage of stages) {
     if (!stage.ids.length) continue;
     let below = 9223372036854775807n;
-    // A page's worth first (all a one-word search reads), then twice the last batch each time;
-    // a probing stage, whose misses cost an index probe each, four times as much at once.
-    const growth = stage.probe ? 4 : 2;
+    // A page's worth first (all a one-word search reads), then four times the last batch each
+    // time: a word whose images seldom hold the others is read to its end in a few statements
+    // (a statement costs more than a few rows: bench/RESULTS.md, 2026-11-29 afternoon).
+    const growth = 4;
     let batch = stage.probe ? Math.max(4 * opts.limit, opts.probeBatch ?? PROBE_BATCH) : opts.limit;
     const column = keyOf(sql, stage.table);
     while (read < examine && open(stage.best, below)) {
