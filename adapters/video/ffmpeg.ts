@@ -108,13 +108,13 @@ const MAX_STDOUT_BYTES = 256 * 1024 * 1024;
 /** Most bytes of a run's error output kept: its last line goes into the error. */
 const MAX_STDERR_BYTES = 16 * 1024;
 /**
- * The seconds of video whose keyframes the representative frame is first chosen among: only
- * keyframes are decoded (one in every few dozen frames), so the first choice costs a few frames
- * however long this is (B17's upload rows).
+ * The seconds of video whose keyframes the representative frame is first looked for in. In an MP4
+ * (H.264, H.265) only keyframes are decoded (one in every few dozen frames), so this costs a few
+ * frames however long it is (B17's upload rows). FFmpeg 5.1's VP9 and AV1 decoders decode every
+ * frame whatever `-skip_frame` says: a WebM's are looked for in no more than the fallback's
+ * seconds, so it never decodes more than the window did before (an AV1 MP4 may: 10 s at worst).
  */
-const KEY_SECONDS = 10;
-/** Keyframes neither dark nor flat the first choice is made among, at most (the first ones). */
-const KEY_FRAMES = 3;
+const KEY_SECONDS: Readonly<Record<Demuxer, number>> = { mov: 10, webm: 2, gif: 0 };
 /**
  * A keyframe whose mean luma (8-bit, black 16 in limited range) is at most this is dark: a fade-in
  * or a black first frame, never a poster (tests/video_test.ts, "black first keyframe").
@@ -267,8 +267,8 @@ export class Ffmpeg {
   }
 
   /**
-   * A PNG of the representative frame (chooseFrame(): among the first keyframes that are neither
-   * dark nor flat, else among the first seconds' frames), from `fromSeconds` on.
+   * A PNG of the representative frame (chooseFrame(): the first keyframe that is neither dark nor
+   * flat, else the one chosen among the first seconds' frames), from `fromSeconds` on.
    */
   async frame(
     bytes: Uint8Array,
@@ -551,10 +551,10 @@ interface FrameSpan {
 }
 
 /**
- * The representative frame of the input at `path`, as a PNG: first among its keyframes
- * (keyframeArgs(): one run that decodes a few frames), and only when every one of those is dark
- * or flat (the run writes nothing) among the first seconds' frames (windowArgs(), a second run
- * that decodes FRAME_SECONDS of video). A GIF's frames are all chosen among (its caption's second
+ * The representative frame of the input at `path`, as a PNG: its first keyframe that is neither
+ * dark nor flat (keyframeArgs(): one run that decodes a few frames), and only when there is none
+ * (the run writes nothing) the one chosen among the first seconds' frames (windowArgs(), a second
+ * run that decodes FRAME_SECONDS of video). A GIF's frames are all chosen among (its caption's second
  * frame; its poster is sharp's frame 0). A failed run is not retried: its error is the answer.
  */
 async function chooseFrame(
@@ -579,27 +579,25 @@ function fitThen(maxSide: number | undefined, next: string): string {
 }
 
 /**
- * ffmpeg's arguments for the representative frame among the keyframes of the KEY_SECONDS from
- * `fromSeconds` (no other frame is decoded: `-skip_frame nokey`), as a PNG on standard output:
- * each scaled first, the dark ones (mean luma at most DARK_LUMA, by `signalstats`) and the flat
- * ones (luma entropy at most FLAT_ENTROPY, by `entropy`) dropped, then FFmpeg's `thumbnail`
- * filter (the frame nearest the average) among the first KEY_FRAMES left, or all of them. When
- * none is left it writes nothing. Measured in 8 bits (`format=yuv420p`), so a 10-bit video's
- * black is not bright.
+ * ffmpeg's arguments for the representative frame: the first keyframe of the KEY_SECONDS from
+ * `fromSeconds` that is neither dark (mean luma at most DARK_LUMA, by `signalstats`) nor flat
+ * (luma entropy at most FLAT_ENTROPY, by `entropy`), as a PNG on standard output; when there is
+ * none it writes nothing. Other frames are not decoded where the decoder allows it (`-skip_frame
+ * nokey`) and never chosen (`select=key`: VP9 and AV1 decode them anyway). Each is scaled before
+ * it is measured, in 8 bits (`format=yuv420p`: a 10-bit video's black is not bright).
  */
 function keyframeArgs(demuxer: Demuxer, path: string, { fromSeconds = 0, maxSide }: FrameSpan) {
   const checks = "format=yuv420p," +
     "signalstats,metadata=mode=select:key=lavfi.signalstats.YAVG:function=greater:" +
     `value=${DARK_LUMA},` +
     "entropy,metadata=mode=select:key=lavfi.entropy.normalized_entropy.normal.Y:" +
-    `function=greater:value=${FLAT_ENTROPY},` +
-    `thumbnail=n=${KEY_FRAMES}`;
+    `function=greater:value=${FLAT_ENTROPY}`;
   return [
     "-hide_banner",
     "-nostdin",
     ...(fromSeconds > 0 ? ["-ss", String(fromSeconds)] : []),
     "-t",
-    String(KEY_SECONDS),
+    String(KEY_SECONDS[demuxer]),
     "-skip_frame",
     "nokey",
     ...inputArgs(demuxer, path, "-loglevel"),
@@ -607,7 +605,7 @@ function keyframeArgs(demuxer: Demuxer, path: string, { fromSeconds = 0, maxSide
     "0:v:0",
     "-an",
     "-vf",
-    fitThen(maxSide, checks),
+    `select=key,${fitThen(maxSide, checks)}`,
     "-frames:v",
     "1",
     "-f",
