@@ -46,9 +46,9 @@ export interface VideoTool {
     options?: { signal?: AbortSignal; maxSide?: number },
   ): Promise<{ probe: Awaited<ReturnType<VideoTool["probe"]>>; poster: Promise<Uint8Array> }>;
   /**
-   * A PNG of the representative frame among the first seconds (from `fromSeconds`), its longest
-   * side at most `maxSide`; a `background` job's run waits in its own lane, never in the upload
-   * path's.
+   * A PNG of the representative frame (from `fromSeconds`): the first keyframe that is neither
+   * dark nor flat, else the one chosen among the first seconds' frames; its longest side at most
+   * `maxSide`. A `background` job's run waits in its own lane, never in the upload path's.
    */
   frame(
     bytes: Uint8Array,

@@ -108,11 +108,29 @@ const MAX_STDOUT_BYTES = 256 * 1024 * 1024;
 /** Most bytes of a run's error output kept: its last line goes into the error. */
 const MAX_STDERR_BYTES = 16 * 1024;
 /**
- * The seconds of video the representative frame is chosen from: long enough to pass a fade-in
- * from black, and all of it is decoded while an upload waits (B17's upload rows).
+ * The seconds of video whose keyframes the representative frame is first looked for in. In an MP4
+ * (H.264, H.265) only keyframes are decoded (one in every few dozen frames), so this costs a few
+ * frames however long it is (B17's upload rows). FFmpeg 5.1's VP9 and AV1 decoders decode every
+ * frame whatever `-skip_frame` says: a WebM's are looked for in no more than the fallback's
+ * seconds, so it never decodes more than the window did before (an AV1 MP4 may: 10 s at worst).
+ */
+const KEY_SECONDS: Readonly<Record<Demuxer, number>> = { mov: 10, webm: 2, gif: 0 };
+/**
+ * A keyframe whose mean luma (8-bit, black 16 in limited range) is at most this is dark: a fade-in
+ * or a black first frame, never a poster (tests/video_test.ts, "black first keyframe").
+ */
+const DARK_LUMA = 48;
+/**
+ * A keyframe whose luma histogram's entropy, out of 8 bits, is at most this is flat: one shade (a
+ * white flash, a grey fade), never a poster. A field of one colour with a box is 0.05.
+ */
+const FLAT_ENTROPY = 0.02;
+/**
+ * When every keyframe is dark or flat, the seconds of video the frame is chosen from: long
+ * enough to pass a fade-in from black, and all of it is decoded while an upload waits.
  */
 const FRAME_SECONDS = 2;
-/** The frames a second among which it is chosen (not all of them: B17's upload rows). */
+/** The frames a second among which it is then chosen (not all of them: B17's upload rows). */
 const FRAME_RATE = 10;
 /** What the transparent pixels of an animated WebP are composited over in its MP4. */
 export const MP4_BACKGROUND = "#ffffff";
@@ -218,9 +236,12 @@ export class Ffmpeg {
     try {
       path = await Deno.makeTempFile({ prefix: "reaction-video-" });
       await Deno.writeFile(path, bytes);
-      const poster = this.#spawn(this.options.ffmpegPath, frameArgs(demuxer, path, { maxSide }), {
-        signal: both,
-      }).then(nonEmpty);
+      const poster = chooseFrame(
+        demuxer,
+        path,
+        { maxSide },
+        (args) => this.#spawn(this.options.ffmpegPath, args, { signal: both }),
+      );
       const probe = this.#spawn(ffprobePath(this.options.ffmpegPath), probeArgs(demuxer, path), {
         signal: both,
       }).then((out) => parseProbe(new TextDecoder().decode(out)));
@@ -246,18 +267,21 @@ export class Ffmpeg {
   }
 
   /**
-   * A PNG of the representative frame among the first seconds, FRAME_RATE frames a second of them
-   * (FFmpeg's `thumbnail` filter: the frame nearest the average, so not a black fade-in).
+   * A PNG of the representative frame (chooseFrame(): the first keyframe that is neither dark nor
+   * flat, else the one chosen among the first seconds' frames), from `fromSeconds` on.
    */
   async frame(
     bytes: Uint8Array,
     demuxer: Demuxer,
     { signal, fromSeconds = 0, background = false, maxSide }: FrameOptions = {},
   ): Promise<Uint8Array> {
-    return await this.#withInput(bytes, async (path) => {
-      const args = frameArgs(demuxer, path, { fromSeconds, maxSide });
-      return nonEmpty(await this.#run(this.options.ffmpegPath, args, { signal, background }));
-    });
+    return await this.#withInput(bytes, async (path) =>
+      await chooseFrame(
+        demuxer,
+        path,
+        { fromSeconds, maxSide },
+        (args) => this.#run(this.options.ffmpegPath, args, { signal, background }),
+      ));
   }
 
   /**
@@ -520,19 +544,84 @@ function probeArgs(demuxer: Demuxer, path: string): string[] {
   ];
 }
 
+/** Where a frame is chosen from, and its size. */
+interface FrameSpan {
+  fromSeconds?: number;
+  maxSide?: number;
+}
+
+/**
+ * The representative frame of the input at `path`, as a PNG: its first keyframe that is neither
+ * dark nor flat (keyframeArgs(): one run that decodes a few frames), and only when there is none
+ * (the run writes nothing) the one chosen among the first seconds' frames (windowArgs(), a second
+ * run that decodes FRAME_SECONDS of video). A GIF's frames are all chosen among (its caption's second
+ * frame; its poster is sharp's frame 0). A failed run is not retried: its error is the answer.
+ */
+async function chooseFrame(
+  demuxer: Demuxer,
+  path: string,
+  span: FrameSpan,
+  run: (args: string[]) => Promise<Uint8Array>,
+): Promise<Uint8Array> {
+  if (demuxer !== "gif") {
+    const key = await run(keyframeArgs(demuxer, path, span));
+    if (key.length > 0) return key;
+  }
+  return nonEmpty(await run(windowArgs(demuxer, path, span)));
+}
+
+/** The filter that fits a frame within `maxSide` (none without), then `next` (a filter chain). */
+function fitThen(maxSide: number | undefined, next: string): string {
+  return maxSide
+    ? `scale=w='min(${maxSide},iw)':h='min(${maxSide},ih)':force_original_aspect_ratio=decrease,` +
+      next
+    : next;
+}
+
+/**
+ * ffmpeg's arguments for the representative frame: the first keyframe of the KEY_SECONDS from
+ * `fromSeconds` that is neither dark (mean luma at most DARK_LUMA, by `signalstats`) nor flat
+ * (luma entropy at most FLAT_ENTROPY, by `entropy`), as a PNG on standard output; when there is
+ * none it writes nothing. Other frames are not decoded where the decoder allows it (`-skip_frame
+ * nokey`) and never chosen (`select=key`: VP9 and AV1 decode them anyway). Each is scaled before
+ * it is measured, in 8 bits (`format=yuv420p`: a 10-bit video's black is not bright).
+ */
+function keyframeArgs(demuxer: Demuxer, path: string, { fromSeconds = 0, maxSide }: FrameSpan) {
+  const checks = "format=yuv420p," +
+    "signalstats,metadata=mode=select:key=lavfi.signalstats.YAVG:function=greater:" +
+    `value=${DARK_LUMA},` +
+    "entropy,metadata=mode=select:key=lavfi.entropy.normalized_entropy.normal.Y:" +
+    `function=greater:value=${FLAT_ENTROPY}`;
+  return [
+    "-hide_banner",
+    "-nostdin",
+    ...(fromSeconds > 0 ? ["-ss", String(fromSeconds)] : []),
+    "-t",
+    String(KEY_SECONDS[demuxer]),
+    "-skip_frame",
+    "nokey",
+    ...inputArgs(demuxer, path, "-loglevel"),
+    "-map",
+    "0:v:0",
+    "-an",
+    "-vf",
+    `select=key,${fitThen(maxSide, checks)}`,
+    "-frames:v",
+    "1",
+    "-f",
+    "image2pipe",
+    "-c:v",
+    "png",
+    "pipe:1",
+  ];
+}
+
 /**
  * ffmpeg's arguments for the representative frame among the first FRAME_SECONDS (from
  * `fromSeconds`), FRAME_RATE frames a second of them (FFmpeg's `thumbnail` filter: the frame
  * nearest the average, so not a black fade-in), as a PNG on standard output.
  */
-function frameArgs(
-  demuxer: Demuxer,
-  path: string,
-  { fromSeconds = 0, maxSide }: { fromSeconds?: number; maxSide?: number },
-): string[] {
-  const fit = maxSide
-    ? `scale=w='min(${maxSide},iw)':h='min(${maxSide},ih)':force_original_aspect_ratio=decrease,`
-    : "";
+function windowArgs(demuxer: Demuxer, path: string, { fromSeconds = 0, maxSide }: FrameSpan) {
   return [
     "-hide_banner",
     "-nostdin",
@@ -548,7 +637,7 @@ function frameArgs(
     "0:v:0",
     "-an",
     "-vf",
-    `fps=${FRAME_RATE},${fit}thumbnail=n=${FRAME_SECONDS * FRAME_RATE}`,
+    `fps=${FRAME_RATE},${fitThen(maxSide, `thumbnail=n=${FRAME_SECONDS * FRAME_RATE}`)}`,
     "-frames:v",
     "1",
     "-f",

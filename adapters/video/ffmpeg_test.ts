@@ -7,6 +7,8 @@ import {
   parseProbe,
   VideoBusyError,
 } from "./ffmpeg.ts";
+import sharp from "sharp";
+import { FFMPEG, ffmpegFile } from "../../tests/_harness/videos.ts";
 
 /** A folder with `ffmpeg` and `ffprobe` stand-ins running `script` (a POSIX sh body). */
 async function fakeFfmpeg(script: string): Promise<{ dir: string; path: string }> {
@@ -42,19 +44,170 @@ Deno.test("a run gets a cleared environment, a forced demuxer and only file and 
     assert.ok(!out.includes("hunter2"), out);
     assert.ok(!out.includes("VIDEO_TEST_SECRET"), out);
     assert.match(out, / -protocol_whitelist file,pipe -f webm -i file:\/\S+reaction-video-/);
-    // Frames nothing is predicted from are not decoded: the choice costs fewer decoded frames.
-    assert.match(out, / -t 2 -skip_frame noref -loglevel error /);
-    assert.match(out, / -map 0:v:0 -an -vf fps=10,thumbnail=n=20 -frames:v 1 /);
-    // A poster's frames are scaled to its size before one is chosen.
-    const poster = text(await ffmpeg.frame(BYTES, "mov", { maxSide: 400 }));
-    assert.match(
-      poster,
-      / -vf fps=10,scale=w='min\(400,iw\)':h='min\(400,ih\)':force_original_aspect_ratio=decrease,thumbnail=n=20 /,
-    );
   } finally {
     Deno.env.delete("VIDEO_TEST_SECRET");
     await Deno.remove(dir, { recursive: true });
   }
+});
+
+/** ffprobe's answer for a 64x48 H.264 video of 2 s. */
+const PROBE_JSON =
+  '{"streams":[{"codec_type":"video","codec_name":"h264","width":64,"height":48}],' +
+  '"format":{"duration":"2.0"}}';
+
+Deno.test("a frame is chosen among keyframes first, among the first 2 s only when they give none", async () => {
+  // Each run's arguments go to `runs`; a keyframe run (`nokey`) writes what `KEY` says.
+  const { dir, path } = await fakeFfmpeg(
+    'D="$(/usr/bin/dirname "$0")"; echo "$*" >> "$D/runs"; ' +
+      `case "$0" in *ffprobe) echo '${PROBE_JSON}'; exit ;; esac; ` +
+      'case "$*" in *nokey*) case "$(/bin/cat "$D/KEY")" in fail) exit 1 ;; some) echo KEY ;; esac ;; ' +
+      "*) echo WINDOW ;; esac",
+  );
+  const runs = async () => (await Deno.readTextFile(`${dir}/runs`)).trim().split("\n");
+  const fit = "scale=w='min\\(400,iw\\)':h='min\\(400,ih\\)':force_original_aspect_ratio=decrease";
+  try {
+    const ffmpeg = await Ffmpeg.open(options(path));
+    // A keyframe neither dark nor flat: one run, which decodes keyframes only, of the first 10 s.
+    await Deno.writeTextFile(`${dir}/KEY`, "some");
+    assert.equal(text(await ffmpeg.frame(BYTES, "mov", { maxSide: 400 })).trim(), "KEY");
+    const [key, ...none] = await runs();
+    assert.deepEqual(none, []);
+    assert.match(
+      key,
+      / -t 10 -skip_frame nokey -loglevel error -protocol_whitelist file,pipe -f mov /,
+    );
+    assert.match(
+      key,
+      new RegExp(
+        ` -map 0:v:0 -an -vf select=key,${fit},format=yuv420p,` +
+          "signalstats,metadata=mode=select:key=lavfi.signalstats.YAVG:function=greater:value=48," +
+          "entropy,metadata=mode=select:key=lavfi.entropy.normalized_entropy.normal.Y:" +
+          "function=greater:value=0.02 -frames:v 1 ",
+      ),
+    );
+    // Every keyframe dark or flat (the run writes nothing): 10 frames a second of the first 2 s,
+    // frames nothing is predicted from not decoded, scaled before one is chosen.
+    await Deno.remove(`${dir}/runs`);
+    await Deno.writeTextFile(`${dir}/KEY`, "none");
+    assert.equal(text(await ffmpeg.frame(BYTES, "mov", { maxSide: 400 })).trim(), "WINDOW");
+    const [, window, ...more] = await runs();
+    assert.deepEqual(more, []);
+    assert.match(window, / -t 2 -skip_frame noref -loglevel error /);
+    assert.match(
+      window,
+      new RegExp(` -map 0:v:0 -an -vf fps=10,${fit},thumbnail=n=20 -frames:v 1 `),
+    );
+    // The same from inspect(), the upload's poster, and from a caption's second frame.
+    await Deno.remove(`${dir}/runs`);
+    const { poster } = await ffmpeg.inspect(BYTES, "mov", { maxSide: 400 });
+    assert.equal(text(await poster).trim(), "WINDOW");
+    assert.equal(
+      text(await ffmpeg.frame(BYTES, "webm", { fromSeconds: 3, background: true })).trim(),
+      "WINDOW",
+    );
+    const frames = (await runs()).filter((r) => r.includes("-frames:v"));
+    assert.equal(frames.length, 4, frames.join("\n"));
+    // A WebM's keyframes are looked for in its first 2 s only (VP9 and AV1 decode every frame).
+    assert.match(frames[2], / -ss 3 -t 2 -skip_frame nokey /);
+    assert.match(frames[3], / -ss 3 -t 2 -skip_frame noref /);
+    // A GIF (a caption's second frame) has no keyframes to choose among: its frames are.
+    await Deno.remove(`${dir}/runs`);
+    assert.equal(text(await ffmpeg.frame(BYTES, "gif")).trim(), "WINDOW");
+    assert.deepEqual((await runs()).length, 1);
+    // A failed keyframe run is the answer: the file is not decoded again.
+    await Deno.remove(`${dir}/runs`);
+    await Deno.writeTextFile(`${dir}/KEY`, "fail");
+    await assert.rejects(ffmpeg.frame(BYTES, "mov"), FfmpegRunError);
+    assert.equal((await runs()).length, 1);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+/**
+ * An H.264 MP4 (or `codec`'s `ext` file) of 160x120 at 10 fps: one segment after the other, each a colour with a white
+ * grid (a grid of `0x3a3a3a` on `0x0c0c0c` for `dark`: dark, not flat) or `white` flat, for its
+ * seconds; keyframes at `keys` seconds only (x264's scene-cut keyframes off).
+ */
+async function segments(
+  parts: [string, number][],
+  keys: number[],
+  {
+    ext = "mp4",
+    codec = ["-c:v", "libx264", "-x264-params", "keyint=1000:min-keyint=1000:scenecut=0"],
+  } = {},
+): Promise<Uint8Array> {
+  const inputs = parts.flatMap(([color, seconds]) => [
+    "-f",
+    "lavfi",
+    "-i",
+    color === "white"
+      ? `color=c=white:s=160x120:r=10:d=${seconds}`
+      : color === "dark"
+      ? `color=c=0x0c0c0c:s=160x120:r=10:d=${seconds},drawgrid=w=16:h=16:t=2:c=0x3a3a3a`
+      : `color=c=${color}:s=160x120:r=10:d=${seconds},drawgrid=w=16:h=16:t=2:c=white`,
+  ]);
+  return await ffmpegFile(ext, [
+    ...inputs,
+    "-filter_complex",
+    `${parts.map((_, i) => `[${i}:v]`).join("")}concat=n=${parts.length}:v=1:a=0`,
+    ...codec,
+    "-pix_fmt",
+    "yuv420p",
+    "-force_key_frames",
+    keys.join(","),
+  ]);
+}
+
+/** Debian's FFmpeg, with the default memory limit (its threads' stacks need more than 512 MiB). */
+const REAL = options(FFMPEG, { memoryBytes: 1024 * 1024 * 1024 });
+
+/** The colour a PNG mostly is: `red`, `blue`, `white` or `dark` (else `other`). */
+async function colorOf(png: Uint8Array): Promise<string> {
+  const [r, g, b] = (await sharp(png).stats()).channels.map((c) => c.mean);
+  if (r > 200 && g > 200 && b > 200) return "white";
+  if (r > 150 && b < 120) return "red";
+  if (b > 150 && r < 120) return "blue";
+  if (r < 60 && g < 60 && b < 60) return "dark";
+  return "other";
+}
+
+Deno.test("a black first keyframe is passed for a later bright one, not the first 2 s", async () => {
+  // Keyframes at 0 (dark, with a grid: not flat) and 3 s (blue); the first 2 s are dark then red.
+  const clip = await segments([["dark", 1], ["red", 2], ["blue", 1]], [0, 3]);
+  const ffmpeg = await Ffmpeg.open(REAL);
+  assert.equal(await colorOf(await ffmpeg.frame(clip, "mov")), "blue");
+  // The upload's poster, scaled, is the same keyframe.
+  const { poster } = await ffmpeg.inspect(clip, "mov", { maxSide: 80 });
+  const png = await poster;
+  assert.equal(await colorOf(png), "blue");
+  assert.equal((await sharp(png).metadata()).width, 80);
+});
+
+Deno.test("a VP9 WebM's poster is a keyframe, not the first bright frame its decoder also decodes", async () => {
+  // FFmpeg 5.1's VP9 decoder ignores -skip_frame: red from 0.5 s is decoded, blue from 1 s is the
+  // keyframe after the dark first one.
+  const clip = await segments([["dark", 0.5], ["red", 0.5], ["blue", 1]], [0, 1], {
+    ext: "webm",
+    codec: ["-c:v", "libvpx-vp9", "-deadline", "realtime", "-cpu-used", "8", "-g", "1000"],
+  });
+  const ffmpeg = await Ffmpeg.open(REAL);
+  assert.equal(await colorOf(await ffmpeg.frame(clip, "webm")), "blue");
+});
+
+Deno.test("a flat first keyframe (a white flash) is passed for a later one", async () => {
+  const clip = await segments([["white", 1], ["red", 2], ["blue", 1]], [0, 3]);
+  const ffmpeg = await Ffmpeg.open(REAL);
+  assert.equal(await colorOf(await ffmpeg.frame(clip, "mov")), "blue");
+});
+
+Deno.test("a clip whose keyframes are all dark gets its frame from the first 2 s, not black", async () => {
+  // Keyframes at 0 and 0.3 s, both in the dark half second; red from 0.5 s on.
+  const clip = await segments([["dark", 0.5], ["red", 1.5]], [0, 0.3]);
+  const ffmpeg = await Ffmpeg.open(REAL);
+  assert.equal(await colorOf(await ffmpeg.frame(clip, "mov")), "red");
+  const { poster } = await ffmpeg.inspect(clip, "mov", { maxSide: 400 });
+  assert.equal(await colorOf(await poster), "red");
 });
 
 Deno.test("a run is niced and limited in address space when prlimit is there", async () => {
@@ -140,11 +293,6 @@ Deno.test("a background run neither holds the upload path's slot nor runs at its
     await Deno.remove(dir, { recursive: true });
   }
 });
-
-/** ffprobe's answer for a 64x48 H.264 video of 2 s. */
-const PROBE_JSON =
-  '{"streams":[{"codec_type":"video","codec_name":"h264","width":64,"height":48}],' +
-  '"format":{"duration":"2.0"}}';
 
 Deno.test("inspect() starts the poster's run with the probe's, in one slot, from one file", async () => {
   // ffprobe answers only once ffmpeg has started (at most 3 s later it gives up, exit 4): one
