@@ -217,51 +217,65 @@ Deno.test("an animated WebP gets an MP4 and a preview from its frames; its poste
   await waitForMp4(ffmpegs.body.short_id as string);
 });
 
-Deno.test("a transparent animated WebP's MP4 shows white where it is transparent; its preview keeps alpha", async () => {
-  const { default: sharp } = await import("sharp");
-  // Two frames of 120x90: the left half transparent (black under it), the right half opaque blue,
-  // then green.
-  const [w, h] = [120, 90];
-  // Each channel's mean over a half (8 px short of the edge between them), alpha included.
-  const stats = async (image: Uint8Array, left: number) => {
-    const part = await sharp(image).ensureAlpha()
-      .extract({ left, top: 0, width: w / 2 - 8, height: h }).png().toBuffer();
-    return (await sharp(part).stats()).channels.map((c) => Math.round(c.mean));
-  };
-  const raw = new Uint8Array(w * h * 4 * 2);
-  for (let i = 0; i < 2; i++) {
-    for (let p = 0; p < w * h; p++) {
-      const opaque = p % w >= w / 2;
-      raw.set(
-        opaque ? (i ? [20, 200, 20, 255] : [20, 20, 200, 255]) : [0, 0, 0, 0],
-        (i * w * h + p) * 4,
+for (const format of ["webp", "gif"] as const) {
+  Deno.test(`a transparent animated ${format}'s MP4 lasts as long as the ${format}, white where it is transparent; its preview keeps alpha`, async () => {
+    const { default: sharp } = await import("sharp");
+    // Two frames of 120x90: the left half transparent (black under it), the right half opaque blue,
+    // then green.
+    const [w, h] = [120, 90];
+    // Each channel's mean over a half (8 px short of the edge between them), alpha included.
+    const stats = async (image: Uint8Array, left: number) => {
+      const part = await sharp(image).ensureAlpha()
+        .extract({ left, top: 0, width: w / 2 - 8, height: h }).png().toBuffer();
+      return (await sharp(part).stats()).channels.map((c) => Math.round(c.mean));
+    };
+    const raw = new Uint8Array(w * h * 4 * 2);
+    for (let i = 0; i < 2; i++) {
+      for (let p = 0; p < w * h; p++) {
+        const opaque = p % w >= w / 2;
+        raw.set(
+          opaque ? (i ? [20, 200, 20, 255] : [20, 20, 200, 255]) : [0, 0, 0, 0],
+          (i * w * h + p) * 4,
+        );
+      }
+    }
+    // A WebP's frames come through sharp, a GIF's through FFmpeg's decoder (adapters/video).
+    const frames = sharp(raw, { raw: { width: w, height: h * 2, channels: 4, pageHeight: h } });
+    const moving = new Uint8Array(
+      await (format === "webp" ? frames.webp({ loop: 0, delay: [500, 500] }) : frames.gif({
+        loop: 0,
+        delay: [500, 500],
+      })).toBuffer(),
+    );
+    const { status, body } = await post(moving);
+    assert.equal(status, 201, JSON.stringify(body));
+    const id = body.short_id as string;
+    const mp4 = await renditionOf(id);
+    // Each frame for its whole delay, the last one too (a loop would otherwise flash it).
+    const { format: { duration } } = await probeJson(mp4, "format=duration");
+    assert.ok(Math.abs(Number(duration) - 1) < 0.06, `1 s long: ${duration}`);
+    for (const [at, channel] of [[0.25, 2], [0.9, 1]]) {
+      const png = await frameAt(mp4, at);
+      const half = async (left: number) => (await stats(png, left)).slice(0, 3);
+      // The chosen background, white (MP4_BACKGROUND), as the board and JPEG renditions show it.
+      const clear = await half(0);
+      assert.ok(clear.every((c) => c > 240), `white where transparent at ${at} s: ${clear}`);
+      const opaque = await half(w / 2 + 8);
+      assert.ok(
+        opaque[channel] > 150 && Math.min(...opaque) < 80,
+        `${["red", "green", "blue"][channel]} at ${at} s: ${opaque}`,
       );
     }
-  }
-  const webp = new Uint8Array(
-    await sharp(raw, { raw: { width: w, height: h * 2, channels: 4, pageHeight: h } })
-      .webp({ loop: 0, delay: [500, 500] }).toBuffer(),
-  );
-  const { status, body } = await post(webp);
-  assert.equal(status, 201, JSON.stringify(body));
-  const id = body.short_id as string;
-  const mp4 = await renditionOf(id);
-  for (const at of [0.25, 0.75]) {
-    const png = await frameAt(mp4, at);
-    const half = async (left: number) => (await stats(png, left)).slice(0, 3);
-    // The chosen background, white (MP4_BACKGROUND), as the board and JPEG renditions show it.
-    const clear = await half(0);
-    assert.ok(clear.every((c) => c > 240), `white where transparent at ${at} s: ${clear}`);
-    const opaque = await half(w / 2 + 8);
-    assert.ok(Math.max(...opaque) > 150 && Math.min(...opaque) < 80, `coloured: ${opaque}`);
-  }
-  // The animated preview is a WebP, which has alpha: its transparent half stays transparent.
-  const preview = new Uint8Array(
-    await (await svc.app.request(`/api/v1/images/${id}/preview`)).arrayBuffer(),
-  );
-  const [alpha, opaque] = [(await stats(preview, 0))[3], (await stats(preview, w / 2 + 8))[3]];
-  assert.ok(alpha < 16 && opaque > 240, `transparent in the preview: ${alpha}, ${opaque}`);
-});
+    // The animated preview is a WebP, which has alpha: its transparent half stays transparent.
+    const preview = new Uint8Array(
+      await (await svc.app.request(`/api/v1/images/${id}/preview`)).arrayBuffer(),
+    );
+    const [alpha, opaque] = [(await stats(preview, 0))[3], (await stats(preview, w / 2 + 8))[3]];
+    assert.ok(alpha < 16 && opaque > 240, `transparent in the preview: ${alpha}, ${opaque}`);
+    const shown = (await sharp(preview, { animated: true }).metadata()).delay ?? [];
+    assert.equal(shown.reduce((a, b) => a + b, 0), 1000, `the preview's delays: ${shown}`);
+  });
+}
 
 /** Where an image's white is: `top`/`bottom` (or `left`/`right`) halves' mean brightness. */
 async function whiteSide(png: Uint8Array): Promise<{ w: number; h: number; side: string }> {

@@ -57,6 +57,16 @@ export interface WebpFrameOptions {
 const delayMs = (d: number | undefined) => (d === undefined || d <= 10 ? 100 : d);
 
 /**
+ * How long one loop of the animated GIF or WebP `bytes` lasts, in seconds, its frames' delays
+ * read as browsers (and FFmpeg's GIF demuxer) read them (delayMs); 0 when the header gives no
+ * delays. The header alone is read.
+ */
+export async function animationSeconds(bytes: Uint8Array): Promise<number> {
+  const meta = await sharp(bytes, { limitInputPixels: false }).metadata().catch(() => null);
+  return (meta?.delay ?? []).reduce((sum, d) => sum + delayMs(d), 0) / 1000;
+}
+
+/**
  * The frames of the animated WebP `bytes` for its first `maxSeconds`, within the bounds above;
  * null when it is not an animated WebP (one frame: a still image).
  */

@@ -22,7 +22,7 @@
  */
 
 import { Slots } from "../../domain/slots.ts";
-import { type RawFrames, webpFrames } from "./animated_webp.ts";
+import { animationSeconds, type RawFrames, webpFrames } from "./animated_webp.ts";
 
 /** FFmpeg is not installed where FFMPEG_PATH points (or next to it, `ffprobe`). */
 export class FfmpegMissingError extends Error {
@@ -373,11 +373,18 @@ export class Ffmpeg {
         await Deno.remove(path).catch(() => {});
       }
     }
+    // FFmpeg 5.1 ends a GIF's video where its last frame starts, so a loop would flash that
+    // frame: at the demuxer's 100 frames a second, it is held (cloned) without end, and the
+    // output cut where the GIF ends, its delays added up (tests/video_test.ts, "lasts as long as
+    // the gif").
+    const length = demuxer === "gif" ? await animationSeconds(bytes) : 0;
+    const held = length > 0 ? `fps=100,tpad=stop_mode=clone:stop=-1,${filter}` : filter;
     return await this.#withInput(
       bytes,
       (path) =>
-        this.#encode(inputArgs(demuxer, path, "-loglevel"), path, options, format, filter, encode, {
+        this.#encode(inputArgs(demuxer, path, "-loglevel"), path, options, format, held, encode, {
           signal,
+          seconds: length > 0 ? Math.min(length, options.maxSeconds) : undefined,
         }),
     );
   }
@@ -390,7 +397,12 @@ export class Ffmpeg {
     format: "mp4" | "webp",
     filter: string,
     encode: string[],
-    { signal, input: stdin }: { signal?: AbortSignal; input?: AsyncIterable<Uint8Array> },
+    { signal, input: stdin, seconds = options.maxSeconds }: {
+      signal?: AbortSignal;
+      input?: AsyncIterable<Uint8Array>;
+      /** Where the output ends at most (the input's first maxSeconds are read). */
+      seconds?: number;
+    },
   ): Promise<Uint8Array> {
     {
       const out = `${path}.${format}`;
@@ -410,6 +422,8 @@ export class Ffmpeg {
             "-dn",
             "-vf",
             filter,
+            "-t",
+            String(seconds),
             ...encode,
             "-map_metadata",
             "-1",
