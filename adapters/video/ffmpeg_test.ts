@@ -7,6 +7,9 @@ import {
   parseProbe,
   VideoBusyError,
 } from "./ffmpeg.ts";
+import { openVideo } from "./open.ts";
+import { captureLogger } from "../log.ts";
+import { niceWanted } from "../nice.ts";
 
 /** A folder with `ffmpeg` and `ffprobe` stand-ins running `script` (a POSIX sh body). */
 async function fakeFfmpeg(script: string): Promise<{ dir: string; path: string }> {
@@ -65,6 +68,26 @@ Deno.test("a run is niced and limited in address space when prlimit is there", a
     const [limit, nice] = text(await ffmpeg.frame(BYTES, "mov")).trim().split("\n");
     assert.equal(limit, String(512 * 1024));
     assert.equal(nice, "10");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("the service's FFmpeg runs at nice 10 unless TEST_NO_NICE=1 (deno task test)", async () => {
+  const { dir, path } = await fakeFfmpeg("/usr/bin/nice");
+  try {
+    const { log, lines } = captureLogger();
+    const ffmpeg = await openVideo({
+      FFMPEG_PATH: path,
+      FFMPEG_TIMEOUT_SECONDS: 5,
+      FFMPEG_MEMORY_MB: 512,
+      FFMPEG_WORKERS: 1,
+    }, log);
+    const own = text(await new Deno.Command("/usr/bin/nice").output().then((o) => o.stdout));
+    const expected = niceWanted() ? "10" : own.trim();
+    assert.equal(text(await ffmpeg!.frame(BYTES, "mov")).trim(), expected);
+    const on = JSON.parse(lines.find((l) => l.includes("video on"))!);
+    assert.equal(on.nice, niceWanted() ? 10 : "none (TEST_NO_NICE)");
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
