@@ -9,6 +9,7 @@
 import { type Engine, EngineCrashed, startEngine } from "./engine.ts";
 import { captionBands, type Picture, type PreprocessOptions } from "./preprocess.ts";
 import { readBands } from "./read_bands.ts";
+import { niceWanted } from "../nice.ts";
 
 /** Options of CaptionReader.start(). */
 export interface CaptionReaderOptions extends PreprocessOptions {
@@ -18,6 +19,11 @@ export interface CaptionReaderOptions extends PreprocessOptions {
   timeoutMs?: number;
   /** Words below this confidence are dropped (default CONFIDENCE_FLOOR). */
   confidenceFloor?: number;
+  /**
+   * Engines at nice 19 (engine.ts); default true, false when TEST_NO_NICE=1 (adapters/nice.ts),
+   * replacements alike.
+   */
+  nice?: boolean;
 }
 
 /** What read() returns: the caption's words in reading order, and the time spent on them. */
@@ -54,9 +60,17 @@ export class CaptionReader {
   #floor: number;
   #prep: PreprocessOptions;
   #closed = false;
+  #nice: boolean;
 
   private constructor(slots: Slot[], options: CaptionReaderOptions) {
-    const { timeoutMs = 30_000, confidenceFloor = CONFIDENCE_FLOOR, workers: _, ...prep } = options;
+    const {
+      timeoutMs = 30_000,
+      confidenceFloor = CONFIDENCE_FLOOR,
+      workers: _,
+      nice = true,
+      ...prep
+    } = options;
+    this.#nice = nice;
     this.#slots = slots;
     this.#timeoutMs = timeoutMs;
     this.#floor = confidenceFloor;
@@ -65,8 +79,9 @@ export class CaptionReader {
 
   /** Starts `workers` engines (default 1) and waits until each has read a first picture. */
   static async start(options: CaptionReaderOptions = {}): Promise<CaptionReader> {
+    const nice = options.nice ?? niceWanted();
     const engines = await Promise.allSettled(
-      Array.from({ length: Math.max(1, options.workers ?? 1) }, () => startEngine()),
+      Array.from({ length: Math.max(1, options.workers ?? 1) }, () => startEngine(nice)),
     );
     const failed = engines.find((e) => e.status === "rejected");
     if (failed) {
@@ -77,7 +92,7 @@ export class CaptionReader {
       engine: Promise.resolve((e as PromiseFulfilledResult<Engine>).value),
       busy: false,
     }));
-    return new CaptionReader(slots, options);
+    return new CaptionReader(slots, { ...options, nice });
   }
 
   /**
@@ -149,7 +164,9 @@ export class CaptionReader {
     const old = slot.engine;
     slot.engine = old.then((e) => e.terminate(), () => {})
       .then(() =>
-        this.#closed ? Promise.reject(new Error("CaptionReader is closed")) : startEngine()
+        this.#closed
+          ? Promise.reject(new Error("CaptionReader is closed"))
+          : startEngine(this.#nice)
       );
     // A start that fails is tried again by the next read of this slot (#acquire).
     slot.engine.catch(() => {});
@@ -177,7 +194,7 @@ export class CaptionReader {
     // An engine that died while idle, or whose restart failed, is started again for this read.
     const engine = await slot.engine.catch(() => null);
     if (!engine || engine.dead) {
-      slot.engine = startEngine();
+      slot.engine = startEngine(this.#nice);
       slot.engine.catch(() => {});
     }
     return slot;
