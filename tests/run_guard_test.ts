@@ -80,10 +80,10 @@ Deno.test("chooseShuffleSeed() takes TEST_SHUFFLE_SEED, else a random seed, and 
 });
 
 Deno.test("chooseJobs() keeps DENO_JOBS, else runs FILES_PER_CORE files per core", () => {
-  assert.equal(FILES_PER_CORE, 2);
-  assert.deepEqual(chooseJobs(undefined, 2), { jobs: 4, given: false });
-  assert.deepEqual(chooseJobs(" ", 3), { jobs: 6, given: false });
-  assert.deepEqual(chooseJobs(undefined, 0), { jobs: 2, given: false });
+  assert.equal(FILES_PER_CORE, 1);
+  assert.deepEqual(chooseJobs(undefined, 2), { jobs: 2, given: false });
+  assert.deepEqual(chooseJobs(" ", 3), { jobs: 3, given: false });
+  assert.deepEqual(chooseJobs(undefined, 0), { jobs: 1, given: false });
   assert.deepEqual(chooseJobs("1", 2), { jobs: 1, given: true });
   assert.deepEqual(chooseJobs(" 12 ", 2), { jobs: 12, given: true });
   for (const bad of ["0", "-1", "1.5", "four", "99999"]) {

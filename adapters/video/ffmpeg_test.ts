@@ -163,7 +163,9 @@ async function segments(
 }
 
 /** Debian's FFmpeg, with the default memory limit (its threads' stacks need more than 512 MiB). */
-const REAL = options(FFMPEG, { memoryBytes: 1024 * 1024 * 1024 });
+// The installed FFmpeg: a hang guard of 60 s (a run takes well under a second alone; CI at four
+// files at once saw one pass 5 s).
+const REAL = options(FFMPEG, { memoryBytes: 1024 * 1024 * 1024, timeoutMs: 60_000 });
 
 /** The colour a PNG mostly is: `red`, `blue`, `white` or `dark` (else `other`). */
 async function colorOf(png: Uint8Array): Promise<string> {

@@ -1,12 +1,22 @@
 /** The threads of a process, as Linux lists them. */
 
-/** The threads of process `pid` with their names and nice values, from /proc. */
+/**
+ * The threads of process `pid` with their names and nice values, from /proc. A thread that ends
+ * between the listing and the reading of its stat is left out (CI saw one, TEST_SHUFFLE_SEED=
+ * 2026053730).
+ */
 export function threadNices(pid: number): { tid: number; name: string; nice: number }[] {
-  return [...Deno.readDirSync(`/proc/${pid}/task`)].map(({ name: tid }) => {
-    const stat = Deno.readTextFileSync(`/proc/${pid}/task/${tid}/stat`);
+  return [...Deno.readDirSync(`/proc/${pid}/task`)].flatMap(({ name: tid }) => {
+    let stat: string;
+    try {
+      stat = Deno.readTextFileSync(`/proc/${pid}/task/${tid}/stat`);
+    } catch (e) {
+      if (e instanceof Deno.errors.NotFound) return [];
+      throw e;
+    }
     const name = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
     const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return { tid: Number(tid), name, nice: Number(fields[16]) };
+    return [{ tid: Number(tid), name, nice: Number(fields[16]) }];
   });
 }
 
