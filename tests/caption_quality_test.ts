@@ -18,11 +18,11 @@ const name = dbUrl
   : "30 corpus captions: >= 90% have their distinctive word read (search in PostgreSQL skipped: no TEST_DATABASE_URL)";
 
 Deno.test(name, async () => {
-  // Quality, not speed: the engine shares the cores with the rest of the suite running in
-  // parallel (at nice 19, before TEST_NO_NICE, 30 s, the service's default limit, was exceeded
-  // once in CI). Two engines reading at once, each image as at the defaults (the engine count
-  // changes no reading): the reading is nearly all of this test, and one engine could use one
-  // core of the two at most.
+  // Quality, not speed: at nice 19 the engine waits for the cores while the rest of the suite
+  // runs in parallel (30 s, the service's default limit, was exceeded once in CI).
+  // Two engines reading at once, each image as at the defaults (the engine count changes no
+  // reading): the reading is nearly all of this test, and at nice 19 it only gets what the rest
+  // of the suite leaves; one engine could use one core of the two at most.
   const reader = await CaptionReader.start({ timeoutMs: 300_000, workers: 2 });
   const reads = [];
   try {

@@ -7,9 +7,6 @@
  * are skipped (no browser found) or fail (none found in CI). It builds the client bundle first when there is none.
  * The tests run in a shuffled order whose seed it prints (TEST_SHUFFLE_SEED replays one; see
  * tests/_harness/shuffle.ts), so no file may depend on the order of its tests.
- * It runs FILES_PER_CORE test files per core at once unless DENO_JOBS says how many
- * (tests/_harness/jobs.ts), and FFmpeg and the OCR engines without `nice` (TEST_NO_NICE=1,
- * adapters/nice.ts), so that files waiting on them are not starved by the others.
  * Extra arguments are passed to `deno test` (for example a single file). It does not type-check:
  * `deno task check` does (before the tests in `deno task ok` and CI).
  */
@@ -17,8 +14,6 @@ import { browserChoice } from "./_harness/browser.ts";
 import { createRunTemplate, dropRunDatabases, newTestRun } from "./_harness/db.ts";
 import { checkDatabaseUrl, givenDatabaseUrl, resolveTestDatabase } from "./_harness/resolve_db.ts";
 import { chooseShuffleSeed, SEED_VARIABLE } from "./_harness/shuffle.ts";
-import { chooseJobs, JOBS_VARIABLE } from "./_harness/jobs.ts";
-import { NO_NICE_VARIABLE } from "../adapters/nice.ts";
 
 const TEST_LOCK = new URL("./deno.lock", import.meta.url).pathname;
 
@@ -30,11 +25,6 @@ if (refusal) {
 const shuffle = chooseShuffleSeed(Deno.env.get(SEED_VARIABLE), Deno.args);
 if (shuffle && "error" in shuffle) {
   console.error(shuffle.error);
-  Deno.exit(2);
-}
-const jobs = chooseJobs(Deno.env.get(JOBS_VARIABLE), navigator.hardwareConcurrency);
-if ("error" in jobs) {
-  console.error(jobs.error);
   Deno.exit(2);
 }
 
@@ -60,10 +50,6 @@ try {
   // Every service a test starts copies this migrated database instead of migrating its own.
   const template = await createRunTemplate(server.url, run.id);
   const order = shuffle ? [`--shuffle=${shuffle.seed}`] : [];
-  console.log(
-    `tests: ${jobs.jobs} files at once` +
-      (jobs.given ? ` (${JOBS_VARIABLE})` : `; ${JOBS_VARIABLE}=N sets another number`),
-  );
   if (shuffle) {
     console.log(
       `tests: shuffled with seed ${shuffle.seed}` +
@@ -83,13 +69,7 @@ try {
       ...order,
       ...Deno.args,
     ],
-    env: {
-      TEST_DATABASE_URL: server.url,
-      ...run.env,
-      ...template.env,
-      [JOBS_VARIABLE]: String(jobs.jobs),
-      [NO_NICE_VARIABLE]: Deno.env.get(NO_NICE_VARIABLE) ?? "1",
-    },
+    env: { TEST_DATABASE_URL: server.url, ...run.env, ...template.env },
     stdin: "null",
   }).spawn();
   const stop = () => child.kill("SIGTERM");

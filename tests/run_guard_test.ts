@@ -1,6 +1,5 @@
 import assert from "node:assert/strict";
 import { chooseShuffleSeed } from "./_harness/shuffle.ts";
-import { chooseJobs, FILES_PER_CORE } from "./_harness/jobs.ts";
 
 const root = new URL("..", import.meta.url).pathname;
 /** `deno task test`'s arguments after `deno` (its lock flag included). */
@@ -54,11 +53,6 @@ Deno.test("deno task test with no database URL runs on an embedded PostgreSQL an
     assert.match(text, /tests: PostgreSQL from embedded/);
     assert.match(text, /server: PostgreSQL 18\./);
     assert.match(text, /ok \| 1 passed \| 0 failed/);
-    // Unset, the runner's defaults reach the test files.
-    const jobs = FILES_PER_CORE * navigator.hardwareConcurrency;
-    assert.match(text, new RegExp(`tests: ${jobs} files at once; DENO_JOBS=N sets another number`));
-    assert.match(text, new RegExp(`^DENO_JOBS=${jobs}$`, "m"));
-    assert.match(text, /^TEST_NO_NICE=1$/m);
     assert.deepEqual([...Deno.readDirSync(tmp)], [], "the embedded cluster is removed");
   } finally {
     await Deno.remove(tmp, { recursive: true }).catch(() => {});
@@ -79,26 +73,12 @@ Deno.test("chooseShuffleSeed() takes TEST_SHUFFLE_SEED, else a random seed, and 
   assert.equal(chooseShuffleSeed(undefined, ["--shuffle"]), null);
 });
 
-Deno.test("chooseJobs() keeps DENO_JOBS, else runs FILES_PER_CORE files per core", () => {
-  assert.equal(FILES_PER_CORE, 1);
-  assert.deepEqual(chooseJobs(undefined, 2), { jobs: 2, given: false });
-  assert.deepEqual(chooseJobs(" ", 3), { jobs: 3, given: false });
-  assert.deepEqual(chooseJobs(undefined, 0), { jobs: 1, given: false });
-  assert.deepEqual(chooseJobs("1", 2), { jobs: 1, given: true });
-  assert.deepEqual(chooseJobs(" 12 ", 2), { jobs: 12, given: true });
-  for (const bad of ["0", "-1", "1.5", "four", "99999"]) {
-    const choice = chooseJobs(bad, 2);
-    assert.ok("error" in choice, bad);
-    assert.match(choice.error, /^DENO_JOBS must be a whole number of at least 1/);
-  }
-});
-
 Deno.test("deno task test prints its shuffle seed and refuses a bad one before loading any test", async () => {
   const run = async (seed: string) => {
     const out = await new Deno.Command(Deno.execPath(), {
       args: [...runTests, "tests/_sees_its_database.ts"],
       cwd: root,
-      env: { TEST_SHUFFLE_SEED: seed, NO_COLOR: "1", DENO_JOBS: "3", TEST_NO_NICE: "0" },
+      env: { TEST_SHUFFLE_SEED: seed, NO_COLOR: "1" },
       stdout: "piped",
       stderr: "piped",
     }).output();
@@ -112,9 +92,5 @@ Deno.test("deno task test prints its shuffle seed and refuses a bad one before l
   const good = await run("4242");
   assert.equal(good.code, 0, good.text);
   assert.match(good.text, /tests: shuffled with seed 4242 \(TEST_SHUFFLE_SEED\)/);
-  // Given, DENO_JOBS and TEST_NO_NICE are kept.
-  assert.match(good.text, /tests: 3 files at once \(DENO_JOBS\)/);
-  assert.match(good.text, /^DENO_JOBS=3$/m);
-  assert.match(good.text, /^TEST_NO_NICE=0$/m);
   assert.match(good.text, /ok \| 1 passed \| 0 failed/);
 });

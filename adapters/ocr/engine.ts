@@ -14,7 +14,6 @@ import { fileURLToPath } from "node:url";
 import sharp from "sharp";
 import { FrameReader, readReply, requestHeader, Status } from "./frames.ts";
 import type { Picture } from "./preprocess.ts";
-import { NO_NICE_ARG } from "./priority.ts";
 
 /** A warm engine: reads one picture at a time (calls queue). */
 export interface Engine {
@@ -67,16 +66,12 @@ const DENO_ENV = ["PATH", "HOME", "DENO_DIR", "XDG_CACHE_HOME"];
  * packages (code, wasm core, model) and its own modules' folder (the OCR thread loads
  * ocr_worker.ts and what it imports from there), and set its threads' priority; no network, no
  * writes, no environment, no subprocesses (engine_test.ts). `script` is the process's module,
- * replaced by a probe in the tests; `nice` false tells it to keep its priority (NO_NICE_ARG).
+ * replaced by a probe in the tests.
  */
-export function ocrCommand(
-  script = PROCESS,
-  nice = true,
-): { args: string[]; env: Record<string, string> } {
+export function ocrCommand(script = PROCESS): { args: string[]; env: Record<string, string> } {
   const readable = [join(dirname(CONFIG), "node_modules"), dirname(PROCESS)];
   const args = ["run", "--quiet", "--no-prompt", `--config=${CONFIG}`];
   args.push(`--allow-read=${readable.join(",")}`, "--allow-sys=setPriority", script);
-  if (!nice) args.push(NO_NICE_ARG);
   const env: Record<string, string> = {};
   for (const key of DENO_ENV) {
     const value = Deno.env.get(key);
@@ -90,11 +85,10 @@ export function ocrCommand(
  * included, runs at the lowest priority (19); without a `nice` binary the process nices its own
  * threads (ocr_process.ts). `nice` adds its adjustment to the spawning thread's value, which is
  * the event loop's (EVENT_LOOP_NICE, adapters/event_loop.ts), and the kernel caps the sum at 19: an
- * adjustment of 39 reaches 19 from any value a thread can have (-20 at the least). With `nice`
- * false (TEST_NO_NICE, adapters/nice.ts) the process and its threads keep the spawner's priority.
+ * adjustment of 39 reaches 19 from any value a thread can have (-20 at the least).
  */
-function spawn(nice: boolean): Deno.ChildProcess {
-  const { args, env } = ocrCommand(PROCESS, nice);
+function spawn(): Deno.ChildProcess {
+  const { args, env } = ocrCommand();
   const options = {
     stdin: "piped",
     stdout: "piped",
@@ -102,7 +96,6 @@ function spawn(nice: boolean): Deno.ChildProcess {
     clearEnv: true,
     env,
   } as const;
-  if (!nice) return new Deno.Command(Deno.execPath(), { args, ...options }).spawn();
   try {
     return new Deno.Command("nice", { args: ["-n", "39", Deno.execPath(), ...args], ...options })
       .spawn();
@@ -112,12 +105,9 @@ function spawn(nice: boolean): Deno.ChildProcess {
   }
 }
 
-/**
- * Starts an OCR process (at nice 19 unless `nice` is false) and waits until it has read a first
- * picture.
- */
-export async function startEngine(nice = true): Promise<Engine> {
-  const child = spawn(nice);
+/** Starts an OCR process and waits until it has read a first picture. */
+export async function startEngine(): Promise<Engine> {
+  const child = spawn();
   const replies = new FrameReader(child.stdout);
   const requests = child.stdin.getWriter();
   let fail: (reason: unknown) => void = () => {};

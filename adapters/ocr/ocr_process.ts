@@ -11,16 +11,13 @@
 import { setPriority } from "node:os";
 import { startThreadEngine } from "./engine_thread.ts";
 import { FrameReader, reply, Status } from "./frames.ts";
-import { lowersPriority } from "./priority.ts";
 
 // stdout carries the replies: anything else printed goes to stderr.
 console.log = console.error;
 // This thread only relays, but threads it starts from now on (the engine's) inherit its nice.
-if (lowersPriority()) {
-  try {
-    setPriority(0, 19);
-  } catch { /* without --allow-sys: normal priority */ }
-}
+try {
+  setPriority(0, 19);
+} catch { /* without --allow-sys: normal priority */ }
 
 const input = new FrameReader(Deno.stdin.readable);
 const output = Deno.stdout.writable.getWriter();

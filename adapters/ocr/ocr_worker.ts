@@ -18,7 +18,6 @@ import getCore from "tesseract.js/src/worker-script/node/getCore.js";
 import gunzip from "tesseract.js/src/worker-script/node/gunzip.js";
 import cache from "tesseract.js/src/worker-script/node/cache.js";
 import { ENCLOSED_OPTION, enclosedPgm } from "./enclosed.ts";
-import { lowersPriority } from "./priority.ts";
 
 // The OCR process reserves stdout for its replies (ocr_process.ts); the wasm core, loaded later,
 // prints through console.log.
@@ -27,12 +26,10 @@ console.log = console.error;
 /** The nice value of the OCR thread: the lowest priority. */
 export const OCR_NICE = 19;
 
-if (lowersPriority()) {
-  try {
-    setPriority(0, OCR_NICE);
-  } catch (err) {
-    console.warn(`OCR thread keeps normal priority: ${err}`);
-  }
+try {
+  setPriority(0, OCR_NICE);
+} catch (err) {
+  console.warn(`OCR thread keeps normal priority: ${err}`);
 }
 
 interface Packet {

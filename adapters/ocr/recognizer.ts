@@ -9,7 +9,6 @@
 import { type Engine, EngineCrashed, startEngine } from "./engine.ts";
 import { captionBands, type Picture, type PreprocessOptions } from "./preprocess.ts";
 import { readBands } from "./read_bands.ts";
-import { niceWanted } from "../nice.ts";
 
 /** Options of CaptionReader.start(). */
 export interface CaptionReaderOptions extends PreprocessOptions {
@@ -19,11 +18,6 @@ export interface CaptionReaderOptions extends PreprocessOptions {
   timeoutMs?: number;
   /** Words below this confidence are dropped (default CONFIDENCE_FLOOR). */
   confidenceFloor?: number;
-  /**
-   * Engines at nice 19 (engine.ts); default true, false when TEST_NO_NICE=1 (adapters/nice.ts),
-   * replacements alike.
-   */
-  nice?: boolean;
 }
 
 /** What read() returns: the caption's words in reading order, and the time spent on them. */
@@ -60,17 +54,9 @@ export class CaptionReader {
   #floor: number;
   #prep: PreprocessOptions;
   #closed = false;
-  #nice: boolean;
 
   private constructor(slots: Slot[], options: CaptionReaderOptions) {
-    const {
-      timeoutMs = 30_000,
-      confidenceFloor = CONFIDENCE_FLOOR,
-      workers: _,
-      nice = true,
-      ...prep
-    } = options;
-    this.#nice = nice;
+    const { timeoutMs = 30_000, confidenceFloor = CONFIDENCE_FLOOR, workers: _, ...prep } = options;
     this.#slots = slots;
     this.#timeoutMs = timeoutMs;
     this.#floor = confidenceFloor;
@@ -79,9 +65,8 @@ export class CaptionReader {
 
   /** Starts `workers` engines (default 1) and waits until each has read a first picture. */
   static async start(options: CaptionReaderOptions = {}): Promise<CaptionReader> {
-    const nice = options.nice ?? niceWanted();
     const engines = await Promise.allSettled(
-      Array.from({ length: Math.max(1, options.workers ?? 1) }, () => startEngine(nice)),
+      Array.from({ length: Math.max(1, options.workers ?? 1) }, () => startEngine()),
     );
     const failed = engines.find((e) => e.status === "rejected");
     if (failed) {
@@ -92,7 +77,7 @@ export class CaptionReader {
       engine: Promise.resolve((e as PromiseFulfilledResult<Engine>).value),
       busy: false,
     }));
-    return new CaptionReader(slots, { ...options, nice });
+    return new CaptionReader(slots, options);
   }
 
   /**
@@ -164,9 +149,7 @@ export class CaptionReader {
     const old = slot.engine;
     slot.engine = old.then((e) => e.terminate(), () => {})
       .then(() =>
-        this.#closed
-          ? Promise.reject(new Error("CaptionReader is closed"))
-          : startEngine(this.#nice)
+        this.#closed ? Promise.reject(new Error("CaptionReader is closed")) : startEngine()
       );
     // A start that fails is tried again by the next read of this slot (#acquire).
     slot.engine.catch(() => {});
@@ -194,7 +177,7 @@ export class CaptionReader {
     // An engine that died while idle, or whose restart failed, is started again for this read.
     const engine = await slot.engine.catch(() => null);
     if (!engine || engine.dead) {
-      slot.engine = startEngine(this.#nice);
+      slot.engine = startEngine();
       slot.engine.catch(() => {});
     }
     return slot;

@@ -7,7 +7,6 @@ import { CaptionReader } from "./mod.ts";
 import { threadNices } from "../../tests/_harness/threads.ts";
 import { setPriority } from "node:os";
 import { EVENT_LOOP_NICE, raiseEventLoopPriority } from "../event_loop.ts";
-import { niceWanted } from "../nice.ts";
 
 /** White bold capitals with a black outline at the top and/or bottom of a photo-like picture. */
 async function meme(
@@ -44,8 +43,8 @@ const jpeg = async (b: Buffer) => new Uint8Array(await sharp(b).jpeg({ quality: 
  * Quality, not speed: its reads may take 300 s (at nice 19 on two cores shared with the rest of
  * the suite, reads passed the service's 30 s at a load average of 27); the time-limit test gives
  * its reads their own limits. Two engines: the tests that read several images read two at a
- * time (readAll), and the default-priority test looks at two engines without starting its own.
- * Their priority is the default's (adapters/nice.ts: none under `deno task test`).
+ * time (readAll), which at nice 19 use a core each where the rest of the suite leaves them free,
+ * and the priority test looks at two engines without starting its own.
  */
 let shared: Promise<CaptionReader> | undefined;
 const warmReader = () =>
@@ -180,37 +179,19 @@ Deno.test("CaptionReader.read() stops at its time limit with a TimeoutError and 
   same((await reader.read(await jpeg(await meme({ top: "STILL HERE" })))).text, "still here");
 });
 
-/** The engines' processes of `reader`: each has the engine's thread, and all its threads' nice. */
-async function engineNices(reader: CaptionReader): Promise<Map<number, number[]>> {
+Deno.test("CaptionReader runs its engines in processes at nice 19; this process stays at 0", async () => {
+  // The shared reader's two engines (or those that replaced them: a replacement starts the same
+  // way, engine.ts).
+  const reader = await warmReader();
   const pids = await reader.pids();
+  assert.equal(pids.length, 2);
   assert.ok(!pids.includes(Deno.pid));
-  return new Map(pids.map((pid) => {
+  for (const pid of pids) {
     const threads = threadNices(pid);
     assert.ok(threads.some((t) => t.name.startsWith("worker")), "the engine's thread");
-    return [pid, [...new Set(threads.map((t) => t.nice))]];
-  }));
-}
-
-Deno.test("CaptionReader runs its engines in processes at nice 19; this process stays at 0", async () => {
-  // `nice: true` is the default outside `deno task test`, which sets TEST_NO_NICE=1.
-  const reader = await CaptionReader.start({ workers: 2, nice: true });
-  try {
-    const nices = await engineNices(reader);
-    assert.equal(nices.size, 2);
-    for (const [pid, values] of nices) assert.deepEqual(values, [19], `process ${pid}`);
-  } finally {
-    await reader.close();
+    assert.deepEqual(threads.filter((t) => t.nice !== 19), [], `process ${pid}`);
   }
   assert.equal(threadNices(Deno.pid).find((t) => t.tid === Deno.pid)?.nice, 0);
-});
-
-Deno.test("CaptionReader's default priority follows TEST_NO_NICE", async () => {
-  // The shared reader's engines, and any that replaced them after a time limit or an abort.
-  const reader = await warmReader();
-  const expected = niceWanted() ? 19 : threadNices(Deno.pid).find((t) => t.tid === Deno.pid)!.nice;
-  const nices = await engineNices(reader);
-  assert.equal(nices.size, 2);
-  for (const [pid, values] of nices) assert.deepEqual(values, [expected], `process ${pid}`);
 });
 
 Deno.test("CaptionReader's engines run at nice 19 when started from the raised event loop's thread", async () => {
@@ -220,7 +201,7 @@ Deno.test("CaptionReader's engines run at nice 19 when started from the raised e
   const own = threadNices(Deno.pid).find((t) => t.tid === tid)!.nice;
   assert.equal(raiseEventLoopPriority(), Deno.uid() === 0 ? EVENT_LOOP_NICE : own);
   try {
-    const reader = await CaptionReader.start({ workers: 1, nice: true });
+    const reader = await CaptionReader.start({ workers: 1 });
     try {
       for (const pid of await reader.pids()) {
         assert.deepEqual(threadNices(pid).filter((t) => t.nice !== 19), [], `process ${pid}`);

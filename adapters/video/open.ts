@@ -1,7 +1,6 @@
 /** FFmpeg as the configuration says, or null when it is not installed (video is then off). */
 import type { Config } from "../config.ts";
 import type { Logger } from "../log.ts";
-import { niceWanted } from "../nice.ts";
 import { Ffmpeg } from "./ffmpeg.ts";
 
 /**
@@ -21,13 +20,11 @@ export async function openVideo(
       timeoutMs: config.FFMPEG_TIMEOUT_SECONDS * 1000,
       memoryBytes: config.FFMPEG_MEMORY_MB * 1024 * 1024,
       concurrency: config.FFMPEG_WORKERS,
-      // TEST_NO_NICE=1 (adapters/nice.ts): no nice; else /usr/bin/nice where it is installed.
-      nicePath: niceWanted() ? undefined : null,
     });
     log.info("video on", {
       ffmpeg: config.FFMPEG_PATH,
       memory_limit: ffmpeg.prlimit ? `${config.FFMPEG_MEMORY_MB} MB` : "none (no prlimit)",
-      nice: ffmpeg.nice ? 10 : niceWanted() ? "none (no nice)" : "none (TEST_NO_NICE)",
+      nice: ffmpeg.nice ? 10 : "none (no nice)",
     });
     return ffmpeg;
   } catch (err) {

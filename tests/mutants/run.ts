@@ -18,7 +18,6 @@ import { join } from "node:path";
 import { dropRunDatabases, newTestRun } from "../_harness/db.ts";
 import { checkDatabaseUrl, givenDatabaseUrl, resolveTestDatabase } from "../_harness/resolve_db.ts";
 import { applyMutation, checkList, failingTests, type Mutation, selectMutations } from "./list.ts";
-import { NO_NICE_VARIABLE } from "../../adapters/nice.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 const LIST = join(ROOT, "tests/mutants/mutants.json");
@@ -202,12 +201,7 @@ try {
         const tested = await run(
           copy,
           [...testArgs, ...m.tests],
-          // As `deno task test` runs them (tests/run.ts): FFmpeg and OCR without nice.
-          {
-            TEST_DATABASE_URL: server.url,
-            ...testRun.env,
-            [NO_NICE_VARIABLE]: Deno.env.get(NO_NICE_VARIABLE) ?? "1",
-          },
+          { TEST_DATABASE_URL: server.url, ...testRun.env },
           limit,
         );
         log += `$ deno ${[...testArgs, ...m.tests].join(" ")}\n${tested.output}`;
