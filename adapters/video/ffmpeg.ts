@@ -327,17 +327,22 @@ export class Ffmpeg {
     options: Mp4Options & { maxSide: number },
     signal?: AbortSignal,
   ): Promise<Uint8Array> {
-    const side = options.maxSide;
-    const fit =
-      `scale=w='min(${side},iw)':h='min(${side},ih)':force_original_aspect_ratio=decrease`;
-    return await this.#transcode(bytes, demuxer, options, "webp", `fps=10,${fit}`, [
-      "-c:v",
-      "libwebp_anim",
-      "-loop",
-      "0",
-      "-quality",
-      "60",
-    ], signal);
+    return await this.#transcode(
+      bytes,
+      demuxer,
+      options,
+      "webp",
+      `fps=10,${fit(options.maxSide)}`,
+      [
+        "-c:v",
+        "libwebp_anim",
+        "-loop",
+        "0",
+        "-quality",
+        "60",
+      ],
+      signal,
+    );
   }
 
   /**
@@ -584,12 +589,13 @@ async function chooseFrame(
   return nonEmpty(await run(windowArgs(demuxer, path, span)));
 }
 
+/** The filter that scales a frame down to fit within `maxSide`, keeping its aspect. */
+const fit = (maxSide: number) =>
+  `scale=w='min(${maxSide},iw)':h='min(${maxSide},ih)':force_original_aspect_ratio=decrease`;
+
 /** The filter that fits a frame within `maxSide` (none without), then `next` (a filter chain). */
 function fitThen(maxSide: number | undefined, next: string): string {
-  return maxSide
-    ? `scale=w='min(${maxSide},iw)':h='min(${maxSide},ih)':force_original_aspect_ratio=decrease,` +
-      next
-    : next;
+  return maxSide ? `${fit(maxSide)},${next}` : next;
 }
 
 /**
@@ -606,28 +612,12 @@ function keyframeArgs(demuxer: Demuxer, path: string, { fromSeconds = 0, maxSide
     `value=${DARK_LUMA},` +
     "entropy,metadata=mode=select:key=lavfi.entropy.normalized_entropy.normal.Y:" +
     `function=greater:value=${FLAT_ENTROPY}`;
-  return [
-    "-hide_banner",
-    "-nostdin",
-    ...(fromSeconds > 0 ? ["-ss", String(fromSeconds)] : []),
-    "-t",
-    String(KEY_SECONDS[demuxer]),
-    "-skip_frame",
-    "nokey",
-    ...inputArgs(demuxer, path, "-loglevel"),
-    "-map",
-    "0:v:0",
-    "-an",
-    "-vf",
-    `select=key,${fitThen(maxSide, checks)}`,
-    "-frames:v",
-    "1",
-    "-f",
-    "image2pipe",
-    "-c:v",
-    "png",
-    "pipe:1",
-  ];
+  return frameRunArgs(demuxer, path, {
+    fromSeconds,
+    seconds: KEY_SECONDS[demuxer],
+    skip: "nokey",
+    filter: `select=key,${fitThen(maxSide, checks)}`,
+  });
 }
 
 /**
@@ -636,22 +626,45 @@ function keyframeArgs(demuxer: Demuxer, path: string, { fromSeconds = 0, maxSide
  * nearest the average, so not a black fade-in), as a PNG on standard output.
  */
 function windowArgs(demuxer: Demuxer, path: string, { fromSeconds = 0, maxSide }: FrameSpan) {
+  return frameRunArgs(demuxer, path, {
+    fromSeconds,
+    seconds: FRAME_SECONDS,
+    // Frames no other frame is predicted from (most B-frames) are not decoded: skipping them
+    // changes no frame that is (no drift), and the frame is chosen among the rest.
+    skip: "noref",
+    filter: `fps=${FRAME_RATE},${fitThen(maxSide, `thumbnail=n=${FRAME_SECONDS * FRAME_RATE}`)}`,
+  });
+}
+
+/**
+ * ffmpeg's arguments for one frame of the input's first video stream as a PNG on standard output:
+ * `seconds` of it from `fromSeconds`, the frames `skip` names left undecoded, through `filter`.
+ */
+function frameRunArgs(
+  demuxer: Demuxer,
+  path: string,
+  { fromSeconds, seconds, skip, filter }: {
+    fromSeconds: number;
+    seconds: number;
+    /** FFmpeg's `-skip_frame`: which frames the decoder may leave out. */
+    skip: string;
+    filter: string;
+  },
+): string[] {
   return [
     "-hide_banner",
     "-nostdin",
     ...(fromSeconds > 0 ? ["-ss", String(fromSeconds)] : []),
     "-t",
-    String(FRAME_SECONDS),
-    // Frames no other frame is predicted from (most B-frames) are not decoded: skipping them
-    // changes no frame that is (no drift), and the frame is chosen among the rest.
+    String(seconds),
     "-skip_frame",
-    "noref",
+    skip,
     ...inputArgs(demuxer, path, "-loglevel"),
     "-map",
     "0:v:0",
     "-an",
     "-vf",
-    `fps=${FRAME_RATE},${fitThen(maxSide, `thumbnail=n=${FRAME_SECONDS * FRAME_RATE}`)}`,
+    filter,
     "-frames:v",
     "1",
     "-f",
