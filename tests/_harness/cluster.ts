@@ -69,6 +69,14 @@ export class Replica {
     }
   }
 
+  /** True while its process is stopped by a signal (SIGSTOP): state T in /proc. */
+  async frozen(): Promise<boolean> {
+    if (!this.child?.alive()) return false;
+    const stat = await Deno.readTextFile(`/proc/${this.child.pid}/stat`).catch(() => "");
+    // The state follows the command name, which is in parentheses and may hold spaces.
+    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) === "T";
+  }
+
   /** Its log line of `msg`, parsed, if it wrote one. */
   logged(msg: string): Record<string, unknown> | undefined {
     return this.#lines.find((l) => l.entry.msg === msg)?.entry;
@@ -204,9 +212,15 @@ export class Cluster {
     assert.equal(seen.size, this.replicas.length, `only ${[...seen]} answered`);
   }
 
-  /** Starts the replicas that are down, and waits until nginx sends requests to every one. */
+  /**
+   * Starts the replicas that are down, and waits until nginx sends requests to every one. A
+   * replica left frozen (SIGSTOP) by a test that failed is stopped and started again: nginx would
+   * otherwise hold every request it gives it, and each later test would time out.
+   */
   async allInRotation() {
-    const stopping = this.replicas.filter((r) => r.logged("shutting down"));
+    const frozen = await Promise.all(this.replicas.map((r) => r.frozen()));
+    // stop() ends a frozen process too: its SIGTERM waits, the SIGKILL after the grace does not.
+    const stopping = this.replicas.filter((r, i) => frozen[i] || r.logged("shutting down"));
     await Promise.all(stopping.map((r) => r.child?.stop()));
     await Promise.all(this.replicas.filter((r) => !r.child?.alive()).map((r) => r.start()));
     // nginx leaves a replica that failed alone for `fail_timeout`.

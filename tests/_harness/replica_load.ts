@@ -175,7 +175,9 @@ export async function sendWatched(cluster: Cluster, request: () => Promise<Sent>
   let replica: Replica | undefined;
   await until("an answer, or a connection to a replica", async () => {
     const now = await count();
-    replica = cluster.replicas.find((_, i) => now[i] > before[i]);
+    const rose = cluster.replicas.filter((_, i) => now[i] > before[i]);
+    if (rose.length > 1) throw new Error(`connections rose to ${rose.map((r) => r.name)} at once`);
+    replica = rose[0];
     return settled || replica !== undefined;
   }, 10_000);
   return { answer, replica };

@@ -137,6 +137,22 @@ Deno.test("the same bytes uploaded through both replicas at once give one row", 
   assert.equal(used.size, replicas.length, "the two uploads went to both replicas");
 });
 
+Deno.test("a replica a failed test left frozen is killed and started again before the next test", async () => {
+  await cluster.allInRotation();
+  const victim = replicas[1];
+  const frozenPid = victim.child!.pid;
+  victim.child!.kill("SIGSTOP");
+  assert.ok(await victim.frozen());
+  await cluster.allInRotation();
+  assert.notEqual(victim.child!.pid, frozenPid, "the frozen process was started again");
+  assert.equal(await victim.frozen(), false);
+  // Both answer again: neither holds a request.
+  await cluster.onEachReplica(() => call("/api/v1/health"), async (res) => {
+    assert.equal(res.status, 200);
+    await res.body?.cancel();
+  });
+});
+
 Deno.test("a delete through one replica is a 404 on the other, bytes included", async () => {
   await cluster.allInRotation(); // a stop test before it may have left one down
   const { res: created } = await cluster.upload(auth, await makeImage("png", 120, 90));
@@ -362,6 +378,11 @@ Deno.test("SIGKILL to a replica with requests in flight: reads fail over, a POST
       return await connectionsTo(victim.port) > 0;
     }, 10_000);
     phase.held = true;
+    // sendTo tells the replica by its new connection: the other replica's requests must be
+    // over first, or one reaching it late would be taken for the read's.
+    await until("only the frozen replica's requests in flight", async () => {
+      return phase.inFlight === await connectionsTo(victim.port);
+    }, 10_000);
     heldRead = (await sendTo(cluster, victim, () => {
       return call(`/api/v1/images/${stable[0].short_id}/file`);
     })).answer;
