@@ -142,7 +142,7 @@ Deno.test("a replica a failed test left frozen is killed and started again befor
   const victim = replicas[1];
   const frozenPid = victim.child!.pid;
   victim.child!.kill("SIGSTOP");
-  assert.ok(await victim.frozen());
+  await until(`${victim.name} frozen`, () => victim.frozen(), 10_000); // a signal lands later
   await cluster.allInRotation();
   assert.notEqual(victim.child!.pid, frozenPid, "the frozen process was started again");
   assert.equal(await victim.frozen(), false);
