@@ -1,12 +1,15 @@
 /**
  * FFmpeg behind a small interface: probe a video and take its representative frame, with each run
- * confined. Untrusted bytes are written to a private temporary file and read through it alone:
+ * confined. Untrusted bytes are written to a private temporary file and read through it alone,
+ * or (an upload's probe and poster of a video read front to back: inspect()) written to the run's
+ * standard input, when it opens no file at all:
  *
  * - no shell: `Deno.Command` with an argument list, and `clearEnv: true` (no secret of the
  *   service's environment reaches the child);
  * - the demuxer the sniffer found is forced (`-f mov` or `-f webm`), so no other is probed, and
- *   `-protocol_whitelist file,pipe` keeps an uploaded playlist or reference from opening another
- *   file's protocol or the network (`concat`, `hls`, `http`, `tcp`... are refused);
+ *   `-protocol_whitelist file,pipe` (`pipe` alone for standard input) keeps an uploaded playlist or
+ *   reference from opening another file's protocol or the network (`concat`, `hls`, `http`,
+ *   `tcp`... are refused);
  * - a time limit (the child is killed), a memory limit (`prlimit --as`, util-linux, when it is
  *   installed: there is no shell to run `ulimit -v` in; without prlimit the time limit and the
  *   bounded output are the only bounds, which the start-up log says), low priority (`nice -n 10`,
@@ -526,13 +529,15 @@ export class Ffmpeg {
     const key = JSON.stringify([binary, args]);
     const ready = this.#ready.get(key);
     this.#ready.delete(key);
-    ended.finally(() => {
+    ended.then(() => {
       if (this.#closed || this.#ready.has(key)) return;
-      this.#ready.set(key, this.#standBy(binary, args, key));
+      try {
+        this.#ready.set(key, this.#standBy(binary, args, key));
+      } catch { /* not started (the binary gone, no process left): the next run starts its own */ }
     });
     const child = ready?.take();
     if (child) return child;
-    ready?.discard();
+    void ready?.discard();
     return this.#start(binary, args, false, true);
   }
 

@@ -395,6 +395,29 @@ Deno.test("inspect() of a streamable video: runs started ahead read it through a
   }
 });
 
+Deno.test("a run that cannot be started ahead is left to the next upload, which starts its own", async () => {
+  // Each stand-in removes itself once it has run: the processes to start ahead are not there.
+  const { dir, path } = await fakeFfmpeg(`${LOGGING_FFMPEG}; /bin/rm -f "$0"`);
+  const copies = await Promise.all(
+    ["ffmpeg", "ffprobe"].map(async (n) => [n, await Deno.readTextFile(`${dir}/${n}`)] as const),
+  );
+  // No nice or prlimit before the binary: starting it is what fails (NotFound), not the exec.
+  const ffmpeg = await Ffmpeg.open(options(path, { nicePath: null, prlimitPath: null }));
+  try {
+    const { poster } = await ffmpeg.inspect(BYTES, "mov", { streamable: true });
+    assert.equal(text(await poster).trim(), "PNG");
+    // The service goes on (no unhandled rejection), and with FFmpeg back the next upload works.
+    await new Promise((r) => setTimeout(r, 50));
+    for (const [n, body] of copies) await Deno.writeTextFile(`${dir}/${n}`, body, { mode: 0o755 });
+    const again = await ffmpeg.inspect(BYTES, "mov", { streamable: true });
+    assert.equal(again.probe.codec, "h264");
+    assert.equal(text(await again.poster).trim(), "PNG");
+  } finally {
+    await ffmpeg.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("runs started ahead stop after standbyIdleMs without an upload", async () => {
   const { dir, path } = await fakeFfmpeg(LOGGING_FFMPEG);
   const ffmpeg = await Ffmpeg.open(options(path, { standbyIdleMs: 200 }));
