@@ -243,6 +243,12 @@ export interface VideoSniffResult {
   type: VideoType;
   demuxer: "mov" | "webm";
   problem: string | null;
+  /**
+   * Whether FFmpeg can read it front to back from a pipe, never seeking back: a WebM, or an MP4
+   * whose index (`moov`) comes before its media (`mdat`, as `faststart` writes it). False with a
+   * problem.
+   */
+  streamable: boolean;
 }
 
 /**
@@ -286,9 +292,11 @@ function sniffMp4(b: Uint8Array): VideoSniffResult | null {
   for (let p = 16; p + 4 <= size; p += 4) brands.push(ascii(b, p, 4));
   if (brands.includes("avif") || brands.includes("avis")) return null;
   if (!brands.some((brand) => MP4_BRANDS.has(brand))) return null;
-  const found = { type: "video/mp4", demuxer: "mov" } as const;
+  const found = { type: "video/mp4", demuxer: "mov", streamable: false } as const;
   let pos = 0;
   let moov = false;
+  let mdat = false;
+  let streamable = false;
   while (pos < b.length) {
     if (pos + 8 > b.length) return { ...found, problem: "The MP4 file is cut short" };
     const type = ascii(b, pos + 4, 4);
@@ -314,11 +322,15 @@ function sniffMp4(b: Uint8Array): VideoSniffResult | null {
           `(${boxSize}) than the file holds (${b.length - pos})`,
       };
     }
-    if (type === "moov") moov = true;
+    if (type === "moov" && !moov) {
+      moov = true;
+      streamable = !mdat;
+    }
+    if (type === "mdat") mdat = true;
     pos += boxSize;
   }
   if (!moov) return { ...found, problem: "The MP4 file has no 'moov' box: it is incomplete" };
-  return { ...found, problem: null };
+  return { ...found, problem: null, streamable };
 }
 
 /** An EBML variable-length integer at `at`: its value (null when all ones: unknown) and length. */
@@ -356,7 +368,7 @@ function sniffWebm(b: Uint8Array): VideoSniffResult | null {
     pos = data + size.value;
   }
   if (docType !== "webm") return null;
-  const found = { type: "video/webm", demuxer: "webm" } as const;
+  const found = { type: "video/webm", demuxer: "webm", streamable: false } as const;
   if (!startsWith(b, end, [0x18, 0x53, 0x80, 0x67])) {
     return { ...found, problem: "The WebM file has no segment after its header" };
   }
@@ -369,7 +381,7 @@ function sniffWebm(b: Uint8Array): VideoSniffResult | null {
         `(${segment.value}) than the file holds (${b.length - end - 4 - segment.length})`,
     };
   }
-  return { ...found, problem: null };
+  return { ...found, problem: null, streamable: true };
 }
 
 function startsWith(b: Uint8Array, at: number, bytes: number[]): boolean {

@@ -261,8 +261,16 @@ Deno.test("sniffVideo() knows MP4 brands and WebM, and names a cut or lying file
     type: "video/mp4",
     demuxer: "mov",
     problem: null,
+    streamable: true,
   });
   deepEqual(sniffVideo(mp4("mp42", "isom"))?.problem, null);
+  // Its index after its media (no `faststart`): FFmpeg must seek back, so it reads a file.
+  const indexLast = concat(
+    ftyp("isom"),
+    sizedBox("mdat", new Uint8Array(32)),
+    sizedBox("moov", new Uint8Array(16)),
+  );
+  deepEqual(sniffVideo(indexLast), { ...sniffVideo(mp4("isom")), streamable: false });
   equal(sniffVideo(mp4("avif", "mif1", "miaf")), null, "an AVIF is an image");
   equal(sniffVideo(mp4("avis", "iso8", "mif1")), null, "an AVIF sequence is an image");
   equal(sniffVideo(mp4("qt  ")), null, "QuickTime is not an accepted brand");
@@ -287,6 +295,7 @@ Deno.test("sniffVideo() knows MP4 brands and WebM, and names a cut or lying file
     type: "video/webm",
     demuxer: "webm",
     problem: null,
+    streamable: true,
   });
   equal(sniffVideo(ebml("matroska", new Uint8Array(20))), null, "Matroska is not WebM");
   equal(

@@ -38,13 +38,16 @@ export interface VideoTool {
   }>;
   /**
    * An upload's probe and its poster (frame() at `maxSide`) at once, in one run slot: the probe
-   * when it is read, the poster to come; a failed probe or `signal` stops the poster's run.
+   * when it is read, the poster to come; a failed probe or `signal` stops the poster's run. A
+   * `streamable` video (sniffVideo()) is read from a pipe by processes started ahead of it.
    */
   inspect(
     bytes: Uint8Array,
     demuxer: "mov" | "webm",
-    options?: { signal?: AbortSignal; maxSide?: number },
+    options?: { signal?: AbortSignal; maxSide?: number; streamable?: boolean },
   ): Promise<{ probe: Awaited<ReturnType<VideoTool["probe"]>>; poster: Promise<Uint8Array> }>;
+  /** Stops what it keeps running between uploads (processes started ahead of them). */
+  close(): Promise<void>;
   /**
    * A PNG of the representative frame (from `fromSeconds`): the first keyframe that is neither
    * dark nor flat, else the one chosen among the first seconds' frames; its longest side at most

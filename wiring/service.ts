@@ -210,10 +210,12 @@ export async function buildService(sw: ServiceSwitches): Promise<Service> {
     if (warm) log.info("upload path warmed up", { ...warm, ms: Math.round(warm.ms) });
 
     const thumbnails = pool ?? sw.thumbnails ?? undefined;
+    const video = await w.openVideo(config, log);
+    if (video) stops.push(() => video.close());
     const services: Services = {
       ...base,
       thumbnails,
-      video: await w.openVideo(config, log),
+      video,
       jobs: jobs ?? undefined,
       uploads: w.uploadState(),
     };

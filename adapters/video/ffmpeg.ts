@@ -1,12 +1,15 @@
 /**
  * FFmpeg behind a small interface: probe a video and take its representative frame, with each run
- * confined. Untrusted bytes are written to a private temporary file and read through it alone:
+ * confined. Untrusted bytes are written to a private temporary file and read through it alone,
+ * or (an upload's probe and poster of a video read front to back: inspect()) written to the run's
+ * standard input, when it opens no file at all:
  *
  * - no shell: `Deno.Command` with an argument list, and `clearEnv: true` (no secret of the
  *   service's environment reaches the child);
  * - the demuxer the sniffer found is forced (`-f mov` or `-f webm`), so no other is probed, and
- *   `-protocol_whitelist file,pipe` keeps an uploaded playlist or reference from opening another
- *   file's protocol or the network (`concat`, `hls`, `http`, `tcp`... are refused);
+ *   `-protocol_whitelist file,pipe` (`pipe` alone for standard input) keeps an uploaded playlist or
+ *   reference from opening another file's protocol or the network (`concat`, `hls`, `http`,
+ *   `tcp`... are refused);
  * - a time limit (the child is killed), a memory limit (`prlimit --as`, util-linux, when it is
  *   installed: there is no shell to run `ulimit -v` in; without prlimit the time limit and the
  *   bounded output are the only bounds, which the start-up log says), low priority (`nice -n 10`,
@@ -101,6 +104,8 @@ export interface FfmpegOptions {
   prlimitPath?: string | null;
   /** nice's path; null: none. Default /usr/bin/nice if present. */
   nicePath?: string | null;
+  /** How long a run started ahead waits for an upload before it is stopped (ms). */
+  standbyIdleMs?: number;
 }
 
 /** Most bytes of a run's output kept (a PNG frame of the largest allowed video fits). */
@@ -134,6 +139,14 @@ const FRAME_SECONDS = 2;
 const FRAME_RATE = 10;
 /** What the transparent pixels of an animated WebP are composited over in its MP4. */
 export const MP4_BACKGROUND = "#ffffff";
+/**
+ * How long a run started ahead (inspect(): an upload's probe and keyframe run) waits for its input
+ * by default before it is stopped: after a minute without an upload no FFmpeg waits (issue 45's
+ * item 7: engines stop after a minute without work).
+ */
+export const STANDBY_IDLE_MS = 60_000;
+/** The input of a run that reads its bytes from standard input. */
+const PIPE = "pipe:0";
 /** How long a run's output may stay open after the process has exited. */
 const PIPE_GRACE_MS = 1000;
 /**
@@ -161,6 +174,9 @@ export class Ffmpeg {
   readonly #slots: Slots;
   readonly #backgroundSlots: Slots;
   readonly #limit: string[];
+  /** Runs started ahead, waiting on standard input, by their command line (#standBy()). */
+  readonly #ready = new Map<string, StandBy>();
+  #closed = false;
 
   private constructor(
     readonly options: FfmpegOptions,
@@ -217,16 +233,25 @@ export class Ffmpeg {
   }
 
   /**
-   * An upload's probe and poster together: one copy of `bytes` on disk, one slot of the upload
-   * path's lane, and ffprobe and the frame's ffmpeg started at once, so the poster does not wait
-   * for the probe (B17's upload rows). Resolves with the probe; `poster` is the frame to come
-   * (frame() with `maxSide`). A failed probe stops the frame's run, as does `signal` (both); the
-   * slot and the file are held until both runs have ended.
+   * An upload's probe and poster together: one slot of the upload path's lane, and ffprobe and
+   * the frame's ffmpeg started at once, so the poster does not wait for the probe (B17's upload
+   * rows). Resolves with the probe; `poster` is the frame to come (frame() with `maxSide`). A
+   * failed probe stops the frame's run, as does `signal` (both); the slot (and the file) are held
+   * until both runs have ended.
+   *
+   * A `streamable` input (sniffVideo(): read front to back) goes to both through standard input,
+   * to processes started ahead of it (#standBy()): FFmpeg's start-up, most of each run, is then
+   * paid before the upload arrives (B17's upload row), and `-protocol_whitelist pipe` lets neither
+   * open a file. Any other is written to a temporary file that both read.
    */
   async inspect(
     bytes: Uint8Array,
     demuxer: Demuxer,
-    { signal, maxSide }: { signal?: AbortSignal; maxSide?: number } = {},
+    { signal, maxSide, streamable = false }: {
+      signal?: AbortSignal;
+      maxSide?: number;
+      streamable?: boolean;
+    } = {},
   ): Promise<{ probe: VideoProbe; poster: Promise<Uint8Array> }> {
     const slot = await this.#slots.take(this.options.timeoutMs);
     const stop = new AbortController();
@@ -234,22 +259,30 @@ export class Ffmpeg {
     let path: string | null = null;
     let handedOn = false; // the slot and the file are then released when both runs have ended
     try {
-      path = await Deno.makeTempFile({ prefix: "reaction-video-" });
-      await Deno.writeFile(path, bytes);
+      if (!streamable) {
+        path = await Deno.makeTempFile({ prefix: "reaction-video-" });
+        await Deno.writeFile(path, bytes);
+      }
+      const input = path ?? PIPE;
+      // Only the first choice's run is started ahead: the fallback's (every keyframe dark) is rare.
+      const run = (binary: string, args: string[], ahead: boolean) =>
+        this.#spawn(binary, args, {
+          signal: both,
+          ...(path === null ? { input: [bytes], ahead } : {}),
+        });
       const poster = chooseFrame(
         demuxer,
-        path,
+        input,
         { maxSide },
-        (args) => this.#spawn(this.options.ffmpegPath, args, { signal: both }),
+        (args, first) => run(this.options.ffmpegPath, args, first),
       );
-      const probe = this.#spawn(ffprobePath(this.options.ffmpegPath), probeArgs(demuxer, path), {
-        signal: both,
-      }).then((out) => parseProbe(new TextDecoder().decode(out)));
+      const probe = run(ffprobePath(this.options.ffmpegPath), probeArgs(demuxer, input), true)
+        .then((out) => parseProbe(new TextDecoder().decode(out)));
       const file = path;
       handedOn = true;
       Promise.allSettled([poster, probe]).then(async () => {
         slot[Symbol.dispose]();
-        await Deno.remove(file).catch(() => {});
+        if (file !== null) await Deno.remove(file).catch(() => {});
       });
       poster.catch(() => {}); // the caller's, when it wants it
       try {
@@ -264,6 +297,14 @@ export class Ffmpeg {
         if (path !== null) await Deno.remove(path).catch(() => {});
       }
     }
+  }
+
+  /** Stops the runs started ahead; inspect() then starts none. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    const ready = [...this.#ready.values()];
+    this.#ready.clear();
+    await Promise.all(ready.map((r) => r.discard()));
   }
 
   /**
@@ -467,21 +508,88 @@ export class Ffmpeg {
     return await this.#spawn(binary, args, options);
   }
 
-  /** One confined run of `binary`, its lane's slot held by the caller. */
-  async #spawn(
-    binary: string,
-    args: string[],
-    { signal, timeoutMs = this.options.timeoutMs, background = false, input }: RunOptions,
-  ): Promise<Uint8Array> {
-    signal?.throwIfAborted();
+  /** The confined process of `binary args`, started now. */
+  #start(binary: string, args: string[], background: boolean, input: boolean): Deno.ChildProcess {
     const [command, ...rest] = [...this.#prefix(background), binary, ...args];
-    const child = new Deno.Command(command, {
+    return new Deno.Command(command, {
       args: rest,
       clearEnv: true,
       stdin: input ? "piped" : "null",
       stdout: "piped",
       stderr: "piped",
     }).spawn();
+  }
+
+  /**
+   * The process of `binary args` (an upload-lane run reading standard input) started ahead, if one
+   * waits, else started now; either way another is started ahead for the next such run once this
+   * one has ended (`ended`), at the lane's low priority while it starts.
+   */
+  #takeReady(binary: string, args: string[], ended: Promise<unknown>): Deno.ChildProcess {
+    const key = JSON.stringify([binary, args]);
+    const ready = this.#ready.get(key);
+    this.#ready.delete(key);
+    ended.then(() => {
+      if (this.#closed || this.#ready.has(key)) return;
+      try {
+        this.#ready.set(key, this.#standBy(binary, args, key));
+      } catch { /* not started (the binary gone, no process left): the next run starts its own */ }
+    });
+    const child = ready?.take();
+    if (child) return child;
+    void ready?.discard();
+    return this.#start(binary, args, false, true);
+  }
+
+  /** A process of `binary args` started ahead: stopped after STANDBY_IDLE_MS without a run. */
+  #standBy(binary: string, args: string[], key: string): StandBy {
+    const child = this.#start(binary, args, false, true);
+    child.unref(); // a process that waits for work keeps nothing alive
+    let exited = false;
+    const status = child.status.then(() => void (exited = true), () => void (exited = true));
+    const discard = async () => {
+      clearTimeout(idle);
+      child.ref(); // its end is awaited
+      try {
+        child.kill("SIGKILL");
+      } catch { /* already gone */ }
+      await Promise.all([
+        child.stdin.close().catch(() => {}),
+        child.stdout.cancel().catch(() => {}),
+        child.stderr.cancel().catch(() => {}),
+        status,
+      ]);
+    };
+    const standBy: StandBy = {
+      take: () => {
+        clearTimeout(idle);
+        if (exited) return null;
+        child.ref();
+        return child;
+      },
+      discard,
+    };
+    const idle = setTimeout(() => {
+      if (this.#ready.get(key) !== standBy) return;
+      this.#ready.delete(key);
+      void discard();
+    }, this.options.standbyIdleMs ?? STANDBY_IDLE_MS);
+    Deno.unrefTimer(idle);
+    return standBy;
+  }
+
+  /** One confined run of `binary`, its lane's slot held by the caller. */
+  async #spawn(
+    binary: string,
+    args: string[],
+    { signal, timeoutMs = this.options.timeoutMs, background = false, input, ahead = false }:
+      RunOptions,
+  ): Promise<Uint8Array> {
+    signal?.throwIfAborted();
+    const ended = Promise.withResolvers<void>();
+    const child = ahead && input
+      ? this.#takeReady(binary, args, ended.promise)
+      : this.#start(binary, args, background, input !== undefined);
     let timedOut = false;
     const kill = () => {
       try {
@@ -536,8 +644,17 @@ export class Ffmpeg {
       clearTimeout(timer);
       clearTimeout(grace);
       signal?.removeEventListener("abort", kill);
+      ended.resolve();
     }
   }
+}
+
+/** A process started ahead of its run (Ffmpeg.#standBy()). */
+interface StandBy {
+  /** The process, now the taker's; null when it has exited meanwhile. */
+  take(): Deno.ChildProcess | null;
+  /** Kills it and closes its pipes. */
+  discard(): Promise<void>;
 }
 
 /** How one run is made. */
@@ -547,8 +664,10 @@ interface RunOptions {
   timeoutMs?: number;
   /** A background job's: its lane and priority. */
   background?: boolean;
-  /** Written to its standard input (raw frames), else it has none. */
-  input?: AsyncIterable<Uint8Array>;
+  /** Written to its standard input (raw frames, a video's bytes), else it has none. */
+  input?: AsyncIterable<Uint8Array> | Iterable<Uint8Array>;
+  /** With `input`: its process may be one started ahead (#takeReady()). */
+  ahead?: boolean;
 }
 
 /** ffprobe's arguments: the first video stream's codec, sizes and rotation, the duration. */
@@ -580,13 +699,13 @@ async function chooseFrame(
   demuxer: Demuxer,
   path: string,
   span: FrameSpan,
-  run: (args: string[]) => Promise<Uint8Array>,
+  run: (args: string[], first: boolean) => Promise<Uint8Array>,
 ): Promise<Uint8Array> {
   if (demuxer !== "gif") {
-    const key = await run(keyframeArgs(demuxer, path, span));
+    const key = await run(keyframeArgs(demuxer, path, span), true);
     if (key.length > 0) return key;
   }
-  return nonEmpty(await run(windowArgs(demuxer, path, span)));
+  return nonEmpty(await run(windowArgs(demuxer, path, span), false));
 }
 
 /** The filter that scales a frame down to fit within `maxSide`, keeping its aspect. */
@@ -685,7 +804,10 @@ function nonEmpty(out: Uint8Array): Uint8Array {
  * Writes `input` to `stdin`, then closes it. FFmpeg that exits before reading it all (an error, a
  * kill) breaks the pipe: the writing stops there, and the run's status says why.
  */
-async function feed(stdin: WritableStream<Uint8Array>, input: AsyncIterable<Uint8Array>) {
+async function feed(
+  stdin: WritableStream<Uint8Array>,
+  input: AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
+) {
   const writer = stdin.getWriter();
   try {
     for await (const chunk of input) await writer.write(chunk);
@@ -717,17 +839,20 @@ function rawInputArgs(frames: RawFrames): string[] {
   ];
 }
 
-/** The input options of every run: quiet, one demuxer, file and pipe protocols only. */
+/**
+ * The input options of every run: quiet, one demuxer, file and pipe protocols only (`path` PIPE:
+ * standard input, and the pipe protocol alone).
+ */
 function inputArgs(demuxer: Demuxer, path: string, logFlag: "-v" | "-loglevel"): string[] {
   return [
     logFlag,
     "error",
     "-protocol_whitelist",
-    "file,pipe",
+    path === PIPE ? "pipe" : "file,pipe",
     "-f",
     demuxer,
     "-i",
-    `file:${path}`,
+    path === PIPE ? PIPE : `file:${path}`,
   ];
 }
 

@@ -324,6 +324,122 @@ Deno.test("inspect() starts the poster's run with the probe's, in one slot, from
   }
 });
 
+/**
+ * Stand-ins that log each process as it starts (`started`: pid, name, arguments) and once it has
+ * read its standard input to the end (`fed`: pid), keeping what they read (`in-<pid>`).
+ */
+const LOGGING_FFMPEG = 'D="$(/usr/bin/dirname "$0")"; ' +
+  'echo "$$ $(/usr/bin/basename "$0") $*" >> "$D/started"; /bin/cat > "$D/in-$$"; ' +
+  'echo "$$" >> "$D/fed"; ' +
+  `case "$0" in *ffprobe) echo '${PROBE_JSON}' ;; *) echo PNG ;; esac`;
+
+const lines = async (file: string) =>
+  (await Deno.readTextFile(file).catch(() => "")).trim().split("\n").filter((l) => l !== "");
+
+/** Waits (hang guard 10 s) until `file` has at least `n` lines; its lines. */
+async function atLeast(file: string, n: number): Promise<string[]> {
+  const started = performance.now();
+  while ((await lines(file)).length < n) {
+    assert.ok(performance.now() - started < 10_000, `${file}: fewer than ${n} lines`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return await lines(file);
+}
+
+const alive = (pid: string) => Deno.stat(`/proc/${pid}`).then(() => true, () => false);
+
+Deno.test("inspect() of a streamable video: runs started ahead read it through a pipe only", async () => {
+  const { dir, path } = await fakeFfmpeg(LOGGING_FFMPEG);
+  const ffmpeg = await Ffmpeg.open(options(path));
+  try {
+    const inspect = async () => {
+      const { probe, poster } = await ffmpeg.inspect(BYTES, "mov", {
+        maxSide: 400,
+        streamable: true,
+      });
+      assert.deepEqual([probe.codec, probe.width, probe.height], ["h264", 64, 48]);
+      assert.equal(text(await poster).trim(), "PNG");
+    };
+    // The first upload starts its two runs itself; both are given the bytes on standard input,
+    // with no file to open and no protocol but the pipe.
+    await inspect();
+    const first = (await lines(`${dir}/started`)).slice(0, 2);
+    for (const line of first) {
+      assert.match(line, / -protocol_whitelist pipe -f mov -i pipe:0 /);
+      assert.ok(!line.includes("file:"), line);
+      assert.deepEqual(await Deno.readFile(`${dir}/in-${line.split(" ")[0]}`), BYTES);
+    }
+    assert.match(first.find((l) => l.includes(" ffmpeg "))!, / -skip_frame nokey /);
+    // Then one of each is started ahead, waiting for the next upload, which they read.
+    const ahead = (await atLeast(`${dir}/started`, 4)).slice(2);
+    const command = (l: string) => l.split(" ").slice(1).join(" ");
+    assert.deepEqual(ahead.map(command).sort(), first.map(command).sort());
+    const aheadPids = ahead.map((l) => l.split(" ")[0]);
+    assert.ok(!(await lines(`${dir}/fed`)).some((p) => aheadPids.includes(p)), "not fed yet");
+    await inspect();
+    const fed = await lines(`${dir}/fed`);
+    assert.deepEqual(fed.slice(2).sort(), [...aheadPids].sort(), "the second upload's runs");
+    // One that has died meanwhile is not used: its run is started anew.
+    const next = (await atLeast(`${dir}/started`, 6)).slice(4).map((l) => l.split(" ")[0]);
+    Deno.kill(Number(next[0]), "SIGKILL");
+    while (await alive(next[0])) await new Promise((r) => setTimeout(r, 20));
+    await inspect();
+    assert.ok(!(await lines(`${dir}/fed`)).includes(next[0]));
+    // close() stops the ones waiting.
+    const waiting = (await atLeast(`${dir}/started`, 9)).slice(-2).map((l) => l.split(" ")[0]);
+    await ffmpeg.close();
+    for (const pid of waiting) assert.equal(await alive(pid), false, `${pid} still runs`);
+  } finally {
+    await ffmpeg.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("a run that cannot be started ahead is left to the next upload, which starts its own", async () => {
+  // Each stand-in removes itself once it has run: the processes to start ahead are not there.
+  const { dir, path } = await fakeFfmpeg(`${LOGGING_FFMPEG}; /bin/rm -f "$0"`);
+  const copies = await Promise.all(
+    ["ffmpeg", "ffprobe"].map(async (n) => [n, await Deno.readTextFile(`${dir}/${n}`)] as const),
+  );
+  // No nice or prlimit before the binary: starting it is what fails (NotFound), not the exec.
+  const ffmpeg = await Ffmpeg.open(options(path, { nicePath: null, prlimitPath: null }));
+  try {
+    const { poster } = await ffmpeg.inspect(BYTES, "mov", { streamable: true });
+    assert.equal(text(await poster).trim(), "PNG");
+    // The service goes on (no unhandled rejection), and with FFmpeg back the next upload works.
+    await new Promise((r) => setTimeout(r, 50));
+    for (const [n, body] of copies) await Deno.writeTextFile(`${dir}/${n}`, body, { mode: 0o755 });
+    const again = await ffmpeg.inspect(BYTES, "mov", { streamable: true });
+    assert.equal(again.probe.codec, "h264");
+    assert.equal(text(await again.poster).trim(), "PNG");
+  } finally {
+    await ffmpeg.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("runs started ahead stop after standbyIdleMs without an upload", async () => {
+  const { dir, path } = await fakeFfmpeg(LOGGING_FFMPEG);
+  const ffmpeg = await Ffmpeg.open(options(path, { standbyIdleMs: 200 }));
+  try {
+    const { poster } = await ffmpeg.inspect(BYTES, "webm", { streamable: true });
+    await poster;
+    const ahead = (await atLeast(`${dir}/started`, 4)).slice(2).map((l) => l.split(" ")[0]);
+    const started = performance.now();
+    for (const pid of ahead) {
+      while (await alive(pid)) {
+        assert.ok(performance.now() - started < 10_000, `${pid} still waits`);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    }
+    // None is started again until the next upload.
+    assert.equal((await lines(`${dir}/started`)).length, 4);
+  } finally {
+    await ffmpeg.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("inspect(): a failed probe stops the poster's run and frees the slot", async () => {
   // ffprobe fails at once; the poster's ffmpeg would run for 30 s.
   const { dir, path } = await fakeFfmpeg(

@@ -52,7 +52,11 @@ export async function probeVideo(
   // whatever the name says; the message names what is wrong.
   if (sniffed.problem) throw new UnsupportedImageError(sniffed.problem);
   const { probe, poster } = await ffmpegStep(() =>
-    services.video!.inspect(bytes, sniffed.demuxer, { signal, maxSide: THUMBNAIL_MAX_SIDE })
+    services.video!.inspect(bytes, sniffed.demuxer, {
+      signal,
+      maxSide: THUMBNAIL_MAX_SIDE,
+      streamable: sniffed.streamable,
+    })
   );
   const allowed = VIDEO_CODECS[sniffed.type];
   if (!allowed.includes(probe.codec)) {

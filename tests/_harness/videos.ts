@@ -11,6 +11,7 @@ export const FFMPEG = "/usr/bin/ffmpeg";
 export type VideoFixture =
   | "mp4"
   | "mp4_sound"
+  | "mp4_faststart"
   | "hevc"
   | "mpeg4"
   | "webm"
@@ -21,6 +22,11 @@ export type VideoFixture =
 const OUTPUT: Record<VideoFixture, { ext: string; args: string[] }> = {
   mp4: { ext: "mp4", args: ["-c:v", "libx264", "-pix_fmt", "yuv420p", "-an"] },
   mp4_sound: { ext: "mp4", args: ["-c:v", "libx264", "-pix_fmt", "yuv420p", "-c:a", "aac"] },
+  // Its index first, as sites hand them out: FFmpeg reads it through a pipe (sniffVideo()).
+  mp4_faststart: {
+    ext: "mp4",
+    args: ["-c:v", "libx264", "-pix_fmt", "yuv420p", "-c:a", "aac", "-movflags", "+faststart"],
+  },
   hevc: { ext: "mp4", args: ["-c:v", "libx265", "-pix_fmt", "yuv420p", "-an", "-tag:v", "hvc1"] },
   // MPEG-4 Part 2 in an MP4: a codec the board refuses.
   mpeg4: { ext: "mp4", args: ["-c:v", "mpeg4", "-an"] },
