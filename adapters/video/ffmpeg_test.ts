@@ -278,13 +278,14 @@ Deno.test("a background run neither holds the upload path's slot nor runs at its
       "*) /usr/bin/nice ;; esac",
   );
   try {
-    // One slot, and a wait for it of 300 ms at most on the upload path.
-    const ffmpeg = await Ffmpeg.open(options(path, { timeoutMs: 300 }));
+    // One slot. The rendition holds it until released, so a frame that shared it would wait its
+    // whole limit, 10 s, and be VideoBusyError; 300 ms, the limit this test had, was also the
+    // frame's own run limit, which a shell start at load 8 passed (a full run, DENO_JOBS=3).
+    const ffmpeg = await Ffmpeg.open(options(path, { timeoutMs: 10_000 }));
     const rendition = ffmpeg.mp4(BYTES, "gif", { timeoutMs: 60_000, maxSeconds: 60 });
     while (!await Deno.stat(`${dir}/started`).then(() => true, () => false)) {
       await new Promise((r) => setTimeout(r, 20));
     }
-    // Sharing the slot, this frame would wait past its limit and be VideoBusyError.
     assert.equal(text(await ffmpeg.frame(BYTES, "mov")).trim(), "10");
     await Deno.writeTextFile(`${dir}/release`, "");
     assert.equal(text(await rendition).trim(), "19");
