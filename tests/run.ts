@@ -7,6 +7,7 @@
  * are skipped (no browser found) or fail (none found in CI). It builds the client bundle first when there is none.
  * The tests run in a shuffled order whose seed it prints (TEST_SHUFFLE_SEED replays one; see
  * tests/_harness/shuffle.ts), so no file may depend on the order of its tests.
+ * It runs one test file more than there are cores at once (DENO_JOBS overrides), and says so.
  * Extra arguments are passed to `deno test` (for example a single file). It does not type-check:
  * `deno task check` does (before the tests in `deno task ok` and CI).
  */
@@ -56,6 +57,10 @@ try {
         (shuffle.given ? ` (${SEED_VARIABLE})` : `; replay with ${SEED_VARIABLE}=${shuffle.seed}`),
     );
   }
+  // One test file more than there are cores: files that wait (a timer, a child process, a
+  // browser) leave a core idle otherwise. docs/testing.md has the figures; DENO_JOBS overrides.
+  const jobs = Deno.env.get("DENO_JOBS") || String(navigator.hardwareConcurrency + 1);
+  console.log(`tests: ${jobs} files at once (DENO_JOBS)`);
   const child = new Deno.Command(Deno.execPath(), {
     // The tests' lockfile: the service's (deno.lock) holds only what the service runs.
     // `--no-check`: type-checking is `deno task check`'s, which `deno task ok` and .ci/run run
@@ -69,7 +74,7 @@ try {
       ...order,
       ...Deno.args,
     ],
-    env: { TEST_DATABASE_URL: server.url, ...run.env, ...template.env },
+    env: { TEST_DATABASE_URL: server.url, DENO_JOBS: jobs, ...run.env, ...template.env },
     stdin: "null",
   }).spawn();
   const stop = () => child.kill("SIGTERM");

@@ -73,12 +73,13 @@ Deno.test("chooseShuffleSeed() takes TEST_SHUFFLE_SEED, else a random seed, and 
   assert.equal(chooseShuffleSeed(undefined, ["--shuffle"]), null);
 });
 
-Deno.test("deno task test prints its shuffle seed and refuses a bad one before loading any test", async () => {
+Deno.test("deno task test prints its shuffle seed and files at once, and refuses a bad seed before loading any test", async () => {
   const run = async (seed: string) => {
     const out = await new Deno.Command(Deno.execPath(), {
       args: [...runTests, "tests/_sees_its_database.ts"],
       cwd: root,
-      env: { TEST_SHUFFLE_SEED: seed, NO_COLOR: "1" },
+      // DENO_JOBS empty: the run's default, not the one this run gave its files.
+      env: { TEST_SHUFFLE_SEED: seed, NO_COLOR: "1", DENO_JOBS: "" },
       stdout: "piped",
       stderr: "piped",
     }).output();
@@ -93,4 +94,7 @@ Deno.test("deno task test prints its shuffle seed and refuses a bad one before l
   assert.equal(good.code, 0, good.text);
   assert.match(good.text, /tests: shuffled with seed 4242 \(TEST_SHUFFLE_SEED\)/);
   assert.match(good.text, /ok \| 1 passed \| 0 failed/);
+  // One file more than there are cores (docs/testing.md: the figures).
+  const jobs = navigator.hardwareConcurrency + 1;
+  assert.match(good.text, new RegExp(`tests: ${jobs} files at once \\(DENO_JOBS\\)`));
 });
