@@ -347,6 +347,20 @@ async function atLeast(file: string, n: number): Promise<string[]> {
   return await lines(file);
 }
 
+/** The pid of a line of LOGGING_FFMPEG's `started` log. */
+const pid = (line: string) => line.split(" ")[0];
+
+/**
+ * The lines of `started` (once it has at least `n`) of runs never fed: those started ahead and
+ * still waiting (or killed waiting). Told apart by being fed, not by order: a run started ahead
+ * once the probe ended may log its start before the poster's run does.
+ */
+async function unfed(dir: string, n: number): Promise<string[]> {
+  const started = await atLeast(`${dir}/started`, n);
+  const fed = await lines(`${dir}/fed`);
+  return started.filter((l) => !fed.includes(pid(l)));
+}
+
 const alive = (pid: string) => Deno.stat(`/proc/${pid}`).then(() => true, () => false);
 
 Deno.test("inspect() of a streamable video: runs started ahead read it through a pipe only", async () => {
@@ -364,9 +378,6 @@ Deno.test("inspect() of a streamable video: runs started ahead read it through a
     // The first upload starts its two runs itself; both are given the bytes on standard input,
     // with no file to open and no protocol but the pipe.
     await inspect();
-    // Told apart by being fed: a run started ahead once the probe ended may log its start before
-    // the poster's run does (seen at load 8).
-    const pid = (line: string) => line.split(" ")[0];
     const fedFirst = await lines(`${dir}/fed`);
     const first = (await lines(`${dir}/started`)).filter((l) => fedFirst.includes(pid(l)));
     assert.equal(first.length, 2);
@@ -377,7 +388,7 @@ Deno.test("inspect() of a streamable video: runs started ahead read it through a
     }
     assert.match(first.find((l) => l.includes(" ffmpeg "))!, / -skip_frame nokey /);
     // Then one of each is started ahead, waiting for the next upload, which they read.
-    const ahead = (await atLeast(`${dir}/started`, 4)).filter((l) => !fedFirst.includes(pid(l)));
+    const ahead = await unfed(dir, 4);
     const command = (l: string) => l.split(" ").slice(1).join(" ");
     assert.deepEqual(ahead.map(command).sort(), first.map(command).sort());
     const aheadPids = ahead.map(pid);
@@ -386,15 +397,13 @@ Deno.test("inspect() of a streamable video: runs started ahead read it through a
     const fed = await lines(`${dir}/fed`);
     assert.deepEqual(fed.slice(2).sort(), [...aheadPids].sort(), "the second upload's runs");
     // One that has died meanwhile is not used: its run is started anew.
-    const next = (await atLeast(`${dir}/started`, 6)).slice(4).map(pid);
+    const next = (await unfed(dir, 6)).map(pid);
     Deno.kill(Number(next[0]), "SIGKILL");
     while (await alive(next[0])) await new Promise((r) => setTimeout(r, 20));
     await inspect();
     assert.ok(!(await lines(`${dir}/fed`)).includes(next[0]));
     // close() stops the ones waiting.
-    const fedAll = await lines(`${dir}/fed`);
-    const waiting = (await atLeast(`${dir}/started`, 9)).map(pid)
-      .filter((p) => !fedAll.includes(p) && p !== next[0]);
+    const waiting = (await unfed(dir, 9)).map(pid).filter((p) => p !== next[0]);
     assert.equal(waiting.length, 2, "one of each waiting");
     await ffmpeg.close();
     for (const pid of waiting) assert.equal(await alive(pid), false, `${pid} still runs`);
@@ -433,7 +442,7 @@ Deno.test("runs started ahead stop after standbyIdleMs without an upload", async
   try {
     const { poster } = await ffmpeg.inspect(BYTES, "webm", { streamable: true });
     await poster;
-    const ahead = (await atLeast(`${dir}/started`, 4)).slice(2).map((l) => l.split(" ")[0]);
+    const ahead = (await unfed(dir, 4)).map(pid);
     const started = performance.now();
     for (const pid of ahead) {
       while (await alive(pid)) {
