@@ -2,8 +2,7 @@
 
 /**
  * The threads of process `pid` with their names and nice values, from /proc. A thread that ends
- * between the listing and the reading of its stat is left out (CI saw one, TEST_SHUFFLE_SEED=
- * 2026053730).
+ * between the listing and the reading of its stat is left out.
  */
 export function threadNices(pid: number): { tid: number; name: string; nice: number }[] {
   return [...Deno.readDirSync(`/proc/${pid}/task`)].flatMap(({ name: tid }) => {
