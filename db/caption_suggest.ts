@@ -10,6 +10,20 @@ import type { Sql } from "./client.ts";
 export const MAX_COMPLETIONS = 8;
 
 /**
+ * From this many dictionary words that start with a beginning on, its completions are found by
+ * walking the words most used first (migration 021), stopping at MAX_COMPLETIONS that start with
+ * it; a beginning of fewer words has them read from the prefix range and sorted (a two-letter
+ * beginning has about 2,000 at a million captions; bench B14, autocomplete row).
+ */
+export const SORTED_COMPLETION_WORDS = 200;
+
+/**
+ * Most words that walk reads: a beginning's words may all be rare, and when the walk finds fewer
+ * than MAX_COMPLETIONS, the prefix range is read and sorted after all.
+ */
+export const WALKED_COMPLETION_WORDS = 4096;
+
+/**
  * Most images one suggestion reads: the newest of those carrying the rarer side (the rarest
  * finished word, or each completion's newest, an equal share each). A caption outside them is not
  * suggested.
@@ -29,23 +43,47 @@ export async function suggestCaptions(
     limit: number;
     /** Most images read (MAX_SUGGEST_IMAGES; tests set less). */
     examine?: number;
+    /** SORTED_COMPLETION_WORDS and WALKED_COMPLETION_WORDS (tests set less). */
+    sortedWords?: number;
+    walkedWords?: number;
   },
 ): Promise<string[]> {
   if (!opts.typed || opts.limit < 1) throw new RangeError("a suggestion needs a beginning");
   const examine = opts.examine ?? MAX_SUGGEST_IMAGES;
+  const sorted = opts.sortedWords ?? SORTED_COMPLETION_WORDS;
+  // The words that start with the typed letters: a byte-wise range of the prefix index (019),
+  // which a generic plan can bound, unlike a LIKE pattern (db/tags.ts prefix()).
+  const begins = sql`c.word ~>=~ ${opts.typed} and c.word ~<~ ${opts.typed + "\u{10FFFF}"}`;
   const rows = await sql<{ text: string }[]>`
     with done as materialized (
       select coalesce(array_agg(cw.id), '{}') as ids,
         count(*) = cardinality(${opts.finished}::text[]) as known,
         min(cw.image_count) as fewest
       from caption_words cw where cw.word = any(${opts.finished}::text[])),
-    -- The words that start with the typed letters: a byte-wise range of the prefix index (019),
-    -- which a generic plan can bound, unlike a LIKE pattern (db/tags.ts prefix()).
+    -- The most used words that start with the typed letters. Many such words (counted in the
+    -- range, up to how many are many): walked most used first, stopping at MAX_COMPLETIONS that
+    -- start so; few, or a walk that found too few: the range, sorted. The outer order is the
+    -- walk's own, so the walk stops early rather than being sorted whole.
+    many as materialized (
+      select count(*) >= ${sorted} as yes from (
+        select from caption_words c where ${begins} limit ${sorted}) f),
+    walked as materialized (
+      select w.id, w.image_count from (
+        select c.id, c.image_count, c.word from caption_words c where c.image_count > 0
+        order by c.image_count desc, c.word
+        limit ${opts.walkedWords ?? WALKED_COMPLETION_WORDS}) w
+      where (select yes from many) and starts_with(w.word, ${opts.typed})
+      order by w.image_count desc, w.word limit ${MAX_COMPLETIONS}),
     completions as materialized (
-      select c.id, c.image_count from caption_words c
-      where c.word ~>=~ ${opts.typed} and c.word ~<~ ${opts.typed + "\u{10FFFF}"}
-        and c.image_count > 0
-      order by c.image_count desc, c.word limit ${MAX_COMPLETIONS}),
+      select id, image_count from walked
+      where (select count(*) from walked) = ${MAX_COMPLETIONS}
+      union all
+      (select r.id, r.image_count from (
+         -- Read through the range, then sorted: the fence keeps the sort off the walk's index.
+         select c.id, c.image_count, c.word from caption_words c
+         where ${begins} and c.image_count > 0 offset 0) r
+       where (select count(*) from walked) < ${MAX_COMPLETIONS}
+       order by r.image_count desc, r.word limit ${MAX_COMPLETIONS})),
     -- Read from the rarer side: the rarest finished word, or each completion's newest images.
     from_finished as materialized (
       select coalesce((select fewest from done), 0) > 0

@@ -38,6 +38,7 @@ const SQL_FILES = [
   "018_video.sql",
   "019_caption_word_prefix.sql",
   "020_caption_pairs.sql",
+  "021_caption_word_counts.sql",
 ];
 
 /** The revisions in order, the backfill step included; `upTo` stops after that version. */

@@ -80,3 +80,32 @@ Deno.test("a beginning is completed by any letter, and its own characters are li
   assert.deepEqual(await suggest([], "per%"), []);
   assert.deepEqual(await suggest([], "pe_"), []);
 });
+
+Deno.test("a beginning's most used words complete it, walked by use or sorted from the range", async () => {
+  // Nine words begin "vrmx": eight on two captions each, and "vrmxb" on one, uploaded last. Only
+  // the eight most used (MAX_COMPLETIONS) complete "vrmx", so the newest caption is left out.
+  const captions: string[] = [];
+  for (const word of ["vrmxa", "vrmxc", "vrmxd", "vrmxe", "vrmxf", "vrmxg", "vrmxh", "vrmxi"]) {
+    for (const n of ["one", "two"]) {
+      captions.push(`${word} ${n}`);
+      await seed(`${word} ${n}`);
+    }
+  }
+  await seed("vrmxb alone");
+  const newestFirst = captions.toReversed().slice(0, 25);
+  const vrmx = (sortedWords?: number, walkedWords?: number) =>
+    suggestCaptions(svc.db.sql, {
+      finished: [],
+      typed: "vrmx",
+      limit: 25,
+      sortedWords,
+      walkedWords,
+    });
+  // Nine words are few: the range, sorted.
+  assert.deepEqual(await vrmx(), newestFirst);
+  // From two words on, many: the words walked most used first.
+  assert.deepEqual(await vrmx(2), newestFirst);
+  // A walk of one word (the most used of this file, which does not begin so) finds none: the range
+  // after all.
+  assert.deepEqual(await vrmx(2, 1), newestFirst);
+});
