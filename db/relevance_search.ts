@@ -358,11 +358,13 @@ export async function searchByRelevance(
       select ${COLUMNS(sql)}, ${TAGS(sql)} from images i where i.seq = any(${unread}::bigint[])`;
     for (const row of rows) read.set(row.seq, row);
   }
+  // The rows are this search's own: each takes its level in place rather than being copied (a
+  // rank() row also keeps its `batch`, which no reader of an image looks at).
   return page.flatMap((h) => {
-    const row = read.get(h.seq.toString());
+    const row = read.get(h.seq.toString()) as RelevanceHit | undefined;
     if (!row) return [];
-    const { batch: _, ...image } = row as ImageWithTags & { batch?: boolean };
-    return [{ ...image, level: h.level }];
+    row.level = h.level;
+    return [row];
   });
 }
 
