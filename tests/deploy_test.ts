@@ -261,12 +261,33 @@ Deno.test(".dockerignore keeps local state and build output out of the image", (
   }
 });
 
-/** Inode and modification time of each package folder under node_modules/.deno. */
+/**
+ * The folders under node_modules/.deno of the packages the service's lockfile (deno.lock) holds:
+ * a key is `name@version`, maybe followed by `_` and its peers; a folder is named by the package
+ * (`/` as `+`) and version.
+ */
+function servicePackages(): Set<string> {
+  const { npm } = JSON.parse(read("deno.lock")) as { npm: Record<string, unknown> };
+  return new Set(
+    Object.keys(npm).map((key) => {
+      const at = key.indexOf("@", 1);
+      return `${key.slice(0, at).replace("/", "+")}@${key.slice(at + 1).split("_")[0]}`;
+    }),
+  );
+}
+
+/**
+ * Inode and modification time of each link in the service's package folders (servicePackages()).
+ * The tests' own packages are left out: a `deno test` that starts after any process of the
+ * service's lockfile links them again (Deno 2.9), and other test files start such runs while this
+ * one looks.
+ */
 async function packageFolders(): Promise<Map<string, string>> {
   const folders = new Map<string, string>();
   const store = `${ROOT}node_modules/.deno`;
+  const service = servicePackages();
   for await (const pkg of Deno.readDir(store)) {
-    if (!pkg.isDirectory || pkg.name === "node_modules") continue; // not a package: hoisted links
+    if (!service.has(pkg.name)) continue; // a test-only package, or the hoisted links
     const inner = `${store}/${pkg.name}/node_modules`;
     for await (const dep of Deno.readDir(inner)) {
       const info = await Deno.lstat(`${inner}/${dep.name}`);
