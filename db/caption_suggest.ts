@@ -12,8 +12,8 @@ export const MAX_COMPLETIONS = 8;
 /**
  * From this many dictionary words that start with a beginning on, its completions are found by
  * walking the words most used first (migration 021), stopping at MAX_COMPLETIONS that start with
- * it; a beginning of fewer words has them read from the prefix range and sorted (a two-letter
- * beginning has about 2,000 at a million captions; bench B14, autocomplete row).
+ * it; a beginning of fewer words has them read from the prefix range and sorted. A short
+ * beginning starts thousands of words in a large dictionary (bench B14, autocomplete row).
  */
 export const SORTED_COMPLETION_WORDS = 200;
 
