@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { statFields } from "../../tests/_harness/threads.ts";
 
 /**
  * CPU jiffies of the whole machine so far (/proc/stat): busy (this machine's own work), steal
@@ -46,7 +47,7 @@ export async function memoryKb(pid: number): Promise<{ rss: number; hwm: number 
 /** CPU time (user + system) a process has used so far, in ms (from /proc/<pid>/stat). */
 export async function cpuMs(pid: number): Promise<number> {
   const stat = await Deno.readTextFile(`/proc/${pid}/stat`);
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  const fields = statFields(stat);
   // utime and stime are fields 14 and 15 of the whole line, in clock ticks (100 per second).
   return (Number(fields[11]) + Number(fields[12])) * 10;
 }
@@ -68,8 +69,7 @@ export async function processTree(pid: number): Promise<TreeProcess[]> {
     if (!/^\d+$/.test(entry.name)) continue;
     const stat = await Deno.readTextFile(`/proc/${entry.name}/stat`).catch(() => null);
     if (!stat) continue;
-    // Field 4 is the parent's id; the command name (field 2) may hold spaces and parentheses.
-    const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+    const ppid = Number(statFields(stat)[1]); // field 4 of the whole line: the parent's id
     parents.set(ppid, [...(parents.get(ppid) ?? []), Number(entry.name)]);
   }
   const out: TreeProcess[] = [];

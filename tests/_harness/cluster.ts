@@ -17,6 +17,7 @@ import {
   type TestNginx,
 } from "./nginx.ts";
 import { disposeS3, startS3, type TestS3 } from "./s3.ts";
+import { statFields } from "./threads.ts";
 import { sleep, until } from "./waits.ts";
 
 /** An answer through nginx, and the request id it was sent with. */
@@ -73,8 +74,7 @@ export class Replica {
   async frozen(): Promise<boolean> {
     if (!this.child?.alive()) return false;
     const stat = await Deno.readTextFile(`/proc/${this.child.pid}/stat`).catch(() => "");
-    // The state follows the command name, which is in parentheses and may hold spaces.
-    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) === "T";
+    return statFields(stat)[0] === "T";
   }
 
   /** Its log line of `msg`, parsed, if it wrote one. */

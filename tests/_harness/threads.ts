@@ -1,4 +1,12 @@
-/** The threads of a process, as Linux lists them. */
+/** Processes and their threads, as Linux lists them in /proc. */
+
+/**
+ * The fields of a /proc `stat` line after the command name, the state (field 3) first: the name is
+ * in parentheses and may hold spaces and parentheses itself, so it ends at the last `)`.
+ */
+export function statFields(stat: string): string[] {
+  return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+}
 
 /**
  * The threads of process `pid` with their names and nice values, from /proc. A thread that ends
@@ -14,8 +22,7 @@ export function threadNices(pid: number): { tid: number; name: string; nice: num
       throw e;
     }
     const name = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return [{ tid: Number(tid), name, nice: Number(fields[16]) }];
+    return [{ tid: Number(tid), name, nice: Number(statFields(stat)[16]) }];
   });
 }
 
