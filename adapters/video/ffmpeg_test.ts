@@ -9,6 +9,7 @@ import {
 } from "./ffmpeg.ts";
 import sharp from "sharp";
 import { FFMPEG, ffmpegFile } from "../../tests/_harness/videos.ts";
+import { sleep, until } from "../../tests/_harness/waits.ts";
 
 /** A folder with `ffmpeg` and `ffprobe` stand-ins running `script` (a POSIX sh body). */
 async function fakeFfmpeg(script: string): Promise<{ dir: string; path: string }> {
@@ -339,11 +340,7 @@ const lines = async (file: string) =>
 
 /** Waits (hang guard 10 s) until `file` has at least `n` lines; its lines. */
 async function atLeast(file: string, n: number): Promise<string[]> {
-  const started = performance.now();
-  while ((await lines(file)).length < n) {
-    assert.ok(performance.now() - started < 10_000, `${file}: fewer than ${n} lines`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
+  await until(`${n} lines in ${file}`, async () => (await lines(file)).length >= n, 10_000, 20);
   return await lines(file);
 }
 
@@ -362,6 +359,9 @@ async function unfed(dir: string, n: number): Promise<string[]> {
 }
 
 const alive = (pid: string) => Deno.stat(`/proc/${pid}`).then(() => true, () => false);
+
+/** Waits (hang guard 10 s) until process `pid` has ended. */
+const ended = (pid: string) => until(`${pid} to end`, async () => !await alive(pid), 10_000, 20);
 
 Deno.test("inspect() of a streamable video: runs started ahead read it through a pipe only", async () => {
   const { dir, path } = await fakeFfmpeg(LOGGING_FFMPEG);
@@ -399,7 +399,7 @@ Deno.test("inspect() of a streamable video: runs started ahead read it through a
     // One that has died meanwhile is not used: its run is started anew.
     const next = (await unfed(dir, 6)).map(pid);
     Deno.kill(Number(next[0]), "SIGKILL");
-    while (await alive(next[0])) await new Promise((r) => setTimeout(r, 20));
+    await ended(next[0]);
     await inspect();
     assert.ok(!(await lines(`${dir}/fed`)).includes(next[0]));
     // close() stops the ones waiting.
@@ -425,7 +425,7 @@ Deno.test("a run that cannot be started ahead is left to the next upload, which 
     const { poster } = await ffmpeg.inspect(BYTES, "mov", { streamable: true });
     assert.equal(text(await poster).trim(), "PNG");
     // The service goes on (no unhandled rejection), and with FFmpeg back the next upload works.
-    await new Promise((r) => setTimeout(r, 50));
+    await sleep(50);
     for (const [n, body] of copies) await Deno.writeTextFile(`${dir}/${n}`, body, { mode: 0o755 });
     const again = await ffmpeg.inspect(BYTES, "mov", { streamable: true });
     assert.equal(again.probe.codec, "h264");
@@ -443,13 +443,7 @@ Deno.test("runs started ahead stop after standbyIdleMs without an upload", async
     const { poster } = await ffmpeg.inspect(BYTES, "webm", { streamable: true });
     await poster;
     const ahead = (await unfed(dir, 4)).map(pid);
-    const started = performance.now();
-    for (const pid of ahead) {
-      while (await alive(pid)) {
-        assert.ok(performance.now() - started < 10_000, `${pid} still waits`);
-        await new Promise((r) => setTimeout(r, 20));
-      }
-    }
+    for (const pid of ahead) await ended(pid);
     // None is started again until the next upload.
     assert.equal((await lines(`${dir}/started`)).length, 4);
   } finally {
