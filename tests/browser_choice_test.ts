@@ -10,7 +10,14 @@ Deno.test("chooseBrowser() takes CHROMIUM_PATH first, then the usual paths in or
     path: "/opt/chromium/chrome",
     skip: false,
   });
-  assert.deepEqual(chooseBrowser({}, all), { path: "/usr/bin/chromium", skip: false });
+  assert.deepEqual(chooseBrowser({}, all), {
+    path: "/usr/bin/chromium-headless-shell",
+    skip: false,
+  });
+  assert.deepEqual(chooseBrowser({}, only("/usr/bin/chromium", "/opt/google/chrome/chrome")), {
+    path: "/usr/bin/chromium",
+    skip: false,
+  });
   assert.deepEqual(chooseBrowser({ CI: "true" }, only("/usr/bin/google-chrome")), {
     path: "/usr/bin/google-chrome",
     skip: false,
