@@ -16,7 +16,7 @@ import { multipartBody } from "../tests/_harness/upload_form.ts";
 import { s3rverStore } from "../tests/_harness/s3.ts";
 import { watchEventLoop } from "../tests/_harness/loop_watch.ts";
 import { withComment } from "../tests/_harness/photos.ts";
-import { statFields } from "../tests/_harness/threads.ts";
+import { statCpuMs } from "../tests/_harness/threads.ts";
 
 const N = Number(Deno.env.get("PHASE_UPLOADS") ?? "20");
 const CHUNK = 64 * 1024;
@@ -34,9 +34,7 @@ await pool.thumbnail(files[0]);
 
 /** CPU time of this process's main thread (the event loop's), ms; 10 ms resolution. */
 function mainThreadCpuMs(): number {
-  const stat = Deno.readTextFileSync(`/proc/self/task/${Deno.pid}/stat`);
-  const fields = statFields(stat);
-  return (Number(fields[11]) + Number(fields[12])) * 10;
+  return statCpuMs(Deno.readTextFileSync(`/proc/self/task/${Deno.pid}/stat`));
 }
 
 const out: Record<string, { ms: number; gap: number; cpu: number }> = {};

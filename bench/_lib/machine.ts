@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { statFields } from "../../tests/_harness/threads.ts";
+import { statCpuMs, statFields } from "../../tests/_harness/threads.ts";
 
 /**
  * CPU jiffies of the whole machine so far (/proc/stat): busy (this machine's own work), steal
@@ -46,10 +46,7 @@ export async function memoryKb(pid: number): Promise<{ rss: number; hwm: number 
 
 /** CPU time (user + system) a process has used so far, in ms (from /proc/<pid>/stat). */
 export async function cpuMs(pid: number): Promise<number> {
-  const stat = await Deno.readTextFile(`/proc/${pid}/stat`);
-  const fields = statFields(stat);
-  // utime and stime are fields 14 and 15 of the whole line, in clock ticks (100 per second).
-  return (Number(fields[11]) + Number(fields[12])) * 10;
+  return statCpuMs(await Deno.readTextFile(`/proc/${pid}/stat`));
 }
 
 /** One process of a tree: its id, its command name and its resident memory (KiB). */

@@ -9,6 +9,15 @@ export function statFields(stat: string): string[] {
 }
 
 /**
+ * The CPU time (user + system) a /proc `stat` line counts, in ms: its fields 14 and 15, in clock
+ * ticks of 10 ms (100 per second).
+ */
+export function statCpuMs(stat: string): number {
+  const fields = statFields(stat);
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+/**
  * The threads of process `pid` with their names and nice values, from /proc. A thread that ends
  * between the listing and the reading of its stat is left out.
  */
