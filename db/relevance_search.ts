@@ -124,6 +124,8 @@ async function planSearch(
     exclude: string[];
     threshold: number;
     candidates: number;
+    /** Whether the phrase's pairs are looked up: not when its word implies it (phraseIsTheWord). */
+    pairs: boolean;
   },
 ): Promise<Plan | null> {
   const [row] = await sql<
@@ -192,7 +194,9 @@ async function planSearch(
       (select ids::text[] from excluded) as excluded,
       p.keys::text[] as pairs,
       exists (select 1 from caption_pairs cp where cp.pair = p.keys[1]) as paired
-    from (select caption_pair_keys(${opts.phrase}) as keys) p`;
+    from (select ${
+    opts.pairs ? sql`caption_pair_keys(${opts.phrase})` : sql`'{}'::bigint[]`
+  } as keys) p`;
   if (!row.words || row.words.length < opts.words.length || !row.known) return null;
   return {
     words: row.words.map((w) => ({ ...w, n: Number(w.n), exactN: Number(w.exactN) })),
@@ -305,9 +309,10 @@ export async function searchByRelevance(
 ): Promise<RelevanceHit[]> {
   if (!opts.words.length || opts.limit < 1) throw new RangeError("a search needs words and a page");
   const examine = opts.examine ?? MAX_RELEVANCE_CANDIDATES;
-  const plan = await planSearch(sql, opts);
-  if (!plan) return [];
   const phrase = { text: opts.phrase, implied: phraseIsTheWord(opts.phrase, opts.words) };
+  // An implied phrase is never looked for through its pairs (walk(), byPairs).
+  const plan = await planSearch(sql, { ...opts, pairs: !phrase.implied });
+  if (!plan) return [];
   const cursor: Ranked | null = opts.after
     ? { level: opts.after.level, sendCount: opts.after.sendCount, seq: BigInt(opts.after.seq) }
     : null;
@@ -326,13 +331,10 @@ export async function searchByRelevance(
   // up to its bound of the driving word's images for the few that carry the others too. More
   // than the bound means that the words meet more often than their counts said: the walk then
   // finds its page among the newest (tests/relevance_test.ts, "seldom meet").
-  const index = (counts: (w: WordWays) => number, page: number, postings: number) =>
+  const index = (counts: (w: WordWays) => number, page: number) =>
     plan.words.length > 1 &&
-    (opts.method ? opts.method === "index" : indexCheaper(plan, counts, page, examine, postings));
-  const fewest = Math.min(...plan.words.map((w) => w.exactN));
-  // Each word's ways are OR-ed: all their postings are read. Words of one way each are AND-ed,
-  // and the index skips through the longer lists: about the shortest's postings each.
-  const all = index((w) => w.n, opts.limit, plan.words.reduce((n, w) => n + w.n, 0)) &&
+    (opts.method ? opts.method === "index" : indexCheaper(plan, counts, page, examine));
+  const all = index((w) => w.n, opts.limit) &&
       tagWays(plan) <= MAX_TAG_WAYS
     ? await rank(sql, plan, candidatesOf(sql, matchingEvery(sql, plan, examine), null), phrase)
     : null;
@@ -343,7 +345,7 @@ export async function searchByRelevance(
     // phrase is found through its pairs); without pairs, until a page of phrases, which are rarer
     // still: as if for a page of all it may read.
     const page = plan.pairs.length ? opts.limit : examine;
-    const exact = index((w) => w.exactN, page, fewest * plan.words.length) &&
+    const exact = index((w) => w.exactN, page) &&
         plan.words.every((w) => w.exact.length)
       ? await rank(sql, plan, candidatesOf(sql, carryingEvery(sql, plan, examine), null), phrase)
       : null;
@@ -369,11 +371,22 @@ export async function searchByRelevance(
 }
 
 /**
+ * What the index costs (see indexCheaper): an image it reads and ranks, and a posting of the word
+ * with the fewest. The best of five pairs tried on B14's two-word searches (bench/RESULTS.md,
+ * 2026-11-29 night); skipping through the longer lists is cheap because the index skips whole
+ * pages of them.
+ */
+const INDEX_ROW_COST = 2;
+/** See INDEX_ROW_COST. */
+const INDEX_POSTING_COST = 0.01;
+
+/**
  * Whether reading every image that matches each word `count`'s way through the index costs less
- * than a walk of the driving word: the index reads the images where the words meet (expected
- * from the counts, the words independent; at most `examine`) and steps through each word's
- * posting list; the walk reads a page's worth of those among the driving word's images, newest
- * first (tests/relevance_test.ts, "seldom meet").
+ * than a walk of the driving word, in units of one candidate of the walk read and ranked: the
+ * index reads the images where the words meet (expected from the counts, the words independent;
+ * at most `examine`) and the postings of the word with the fewest, and steps through the others'
+ * towards them at no cost that shows; the walk reads a page's worth of those among the driving
+ * word's images, newest first (tests/relevance_test.ts, "seldom meet").
  */
 function indexCheaper(
   plan: Plan,
@@ -381,17 +394,14 @@ function indexCheaper(
   /** The page the walk reads for. */
   limit: number,
   examine: number,
-  /** How many postings the index steps through. */
-  postings: number,
 ): boolean {
   const meet = plan.words.reduce((n, w) => n * Math.min(1, count(w) / plan.images), plan.images);
   const driven = count(plan.words.find((w) => w.o === plan.driver)!);
   const walk = Math.min(driven, examine, limit * driven / Math.max(meet, 1e-9));
-  return meet <= examine && meet + postings * POSTING_COST < walk;
+  const shortest = Math.min(...plan.words.map(count));
+  const index = meet * INDEX_ROW_COST + shortest * INDEX_POSTING_COST;
+  return meet <= examine && index < walk;
 }
-
-/** What stepping past one posting of the word and tag index costs, in images read. */
-const POSTING_COST = 0.02;
 
 /** Most words with tag ways that matchingEvery() takes: each doubles its index scans. */
 const MAX_TAG_WAYS = 2;
