@@ -128,7 +128,7 @@ async function planSearch(
     pairs: boolean;
   },
 ): Promise<Plan | null> {
-  // Hashing the phrase's pairs was a quarter of this statement's execution for one word.
+  // Without pairs to read, none are hashed (bench/RESULTS.md, 2026-11-29 night).
   const keys = opts.pairs ? sql`caption_pair_keys(${opts.phrase})` : sql`'{}'::bigint[]`;
   const [row] = await sql<
     {
