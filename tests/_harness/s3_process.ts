@@ -86,6 +86,9 @@ if (import.meta.main) {
   const { port } = await server.run();
   console.log(JSON.stringify({ port }));
   Deno.addSignalListener("SIGTERM", async () => {
+    // As in startS3: keep-alive connections of the parent's store must not hold close().
+    (server as unknown as { httpServer?: { closeAllConnections?(): void } }).httpServer
+      ?.closeAllConnections?.();
     await server.close().catch(() => {});
     Deno.exit(0);
   });
