@@ -12,6 +12,8 @@ const BUCKET = "board";
 const TEST_LOCK = new URL("../deno.lock", import.meta.url).pathname;
 /** Hang guard: how long the child may take to print its port. */
 const READY_MS = 60_000;
+/** Hang guard: how long the child may take to exit on SIGTERM before it is killed. */
+const STOP_MS = 10_000;
 
 /** A TestS3 in a child process, with the signals of an outage. */
 export interface ChildS3 extends TestS3 {
@@ -20,6 +22,8 @@ export interface ChildS3 extends TestS3 {
   freeze(): void;
   /** SIGCONT. */
   thaw(): void;
+  /** How the current child ended (after `stop`: by its SIGTERM handler, or killed at STOP_MS). */
+  status(): Promise<Deno.CommandStatus>;
 }
 
 async function spawn(port: number, dir: string) {
@@ -58,7 +62,12 @@ export async function startS3Process(opts: { timeoutMs?: number } = {}): Promise
     running = false;
     child.kill("SIGCONT"); // a frozen process cannot act on SIGTERM
     child.kill("SIGTERM");
-    await child.status;
+    const timer = setTimeout(() => child.kill("SIGKILL"), STOP_MS);
+    try {
+      await child.status;
+    } finally {
+      clearTimeout(timer);
+    }
   };
   return {
     ...s3rverBucket(port, BUCKET, opts.timeoutMs),
@@ -67,6 +76,7 @@ export async function startS3Process(opts: { timeoutMs?: number } = {}): Promise
     pid: () => child.pid,
     freeze: () => child.kill("SIGSTOP"),
     thaw: () => child.kill("SIGCONT"),
+    status: () => child.status,
     stop,
     restart: async () => {
       ({ child, port } = await spawn(port, dir));
