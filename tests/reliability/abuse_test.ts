@@ -5,8 +5,8 @@
  * (201/200 or 503 with Retry-After, never 500, health stays 200).
  *
  * Storage runs in a process of its own, as it does in production: an s3rver in this process
- * shared the floods' event loop, and in a parallel suite on a slow 2-core machine its answer to
- * health's storage check came after CHECK_TIMEOUT_MS (CI, seed 974934420: 50 health 503s).
+ * would share the floods' event loop, and on a starved machine answer health's storage check
+ * after CHECK_TIMEOUT_MS.
  */
 import assert from "node:assert/strict";
 import { ThumbnailPool } from "../../adapters/thumbnails/pool.ts";
