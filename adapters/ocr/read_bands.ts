@@ -2,12 +2,20 @@
  * The reading plan for one image, whatever the engine: each band is read in the first round of
  * variants, and in the next rounds only while no word is sure yet. Most captions are sure after
  * the first round; a band with nothing on it costs four recognitions at most (the dark variant
- * only runs on a bright band). So an image costs at most eight, usually four.
+ * only runs on a bright band), and a variant that comes out one flat level (a plain background,
+ * a blank bar) costs none. So an image costs at most eight, usually four.
  *
  * @module
  */
 import { mergeReadings, type OcrWord, parseTsv } from "./ocr_words.ts";
-import { type Band, brightShare, type Picture, type Variant, variantImage } from "./preprocess.ts";
+import {
+  type Band,
+  blank,
+  brightShare,
+  type Picture,
+  type Variant,
+  variantImage,
+} from "./preprocess.ts";
 
 /** Reads one picture and answers Tesseract's TSV. */
 export type RecognizeTsv = (picture: Picture) => Promise<string>;
@@ -58,7 +66,8 @@ export async function readBands(
         if (variant === "dark" && bright < BAR_SHARE) continue;
         const picture = await step(variantImage(band, variant));
         if (variant === "white240") bright = brightShare(picture, band);
-        readings.push(parseTsv(await step(recognize(picture))));
+        // One flat level has no ink for the engine to find: it is not asked (blank()).
+        readings.push(blank(picture) ? [] : parseTsv(await step(recognize(picture))));
       }
       if (mergeReadings(readings, floor).some((w) => w.conf >= SURE)) break;
     }
