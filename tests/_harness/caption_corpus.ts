@@ -143,7 +143,10 @@ async function background(r: () => number, width: number, height: number): Promi
   const tile = new Uint8Array(96 * 96).map(() => 128 + (r() + r() - 1) * 64);
   const noise = await sharp(tile, { raw: { width: 96, height: 96, channels: 1 } }).png().toBuffer();
   return sharp(small).resize(width, height, { fit: "fill", kernel: "cubic" })
-    .composite([{ input: noise, tile: true, blend: "overlay" }]).removeAlpha().png().toBuffer();
+    .composite([{ input: noise, tile: true, blend: "overlay" }]).removeAlpha()
+    // Lossless, and read back at once by the next step: at zlib's default level, compressing it
+    // was a third of the corpus's CPU, for the same pixels.
+    .png({ compressionLevel: 0 }).toBuffer();
 }
 
 /** A photo-like picture without text (PNG), for tests that need a background or a non-caption. */
