@@ -146,10 +146,8 @@ export function brightShare(picture: Picture, band: Band): number {
  */
 export function blank(picture: Picture): boolean {
   const pgm = picture.pgm;
-  const header = new TextDecoder().decode(pgm.subarray(0, 32));
-  const [, w, h] = header.match(/^P5\s+(\d+)\s+(\d+)\s+255\s/) ?? [];
-  const start = pgm.length - Number(w) * Number(h);
-  if (!w || start < 0 || start >= pgm.length) return false;
+  const start = pgmLayout(pgm)?.start;
+  if (start === undefined || start >= pgm.length) return false;
   const cut = picture.enclosed;
   if (cut === undefined) {
     const first = pgm[start];
@@ -161,13 +159,23 @@ export function blank(picture: Picture): boolean {
   return true;
 }
 
-/** A PGM from variantImage() as PNG, to look at or to hand an engine that wants a file. */
-export async function pgmToPng(image: Uint8Array): Promise<Uint8Array> {
+/** The size of a PGM as pgm() writes it, and where its pixels start; null for anything else. */
+function pgmLayout(image: Uint8Array): { width: number; height: number; start: number } | null {
   const text = new TextDecoder().decode(image.subarray(0, 32));
   const [, w, h] = text.match(/^P5\s+(\d+)\s+(\d+)\s+255\s/) ?? [];
-  const start = image.length - Number(w) * Number(h);
+  if (!w) return null;
+  const width = Number(w), height = Number(h);
+  const start = image.length - width * height;
+  return start < 0 ? null : { width, height, start };
+}
+
+/** A PGM from variantImage() as PNG, to look at or to hand an engine that wants a file. */
+export async function pgmToPng(image: Uint8Array): Promise<Uint8Array> {
+  const layout = pgmLayout(image);
+  if (!layout) throw new Error("not a PGM of variantImage()");
+  const { width, height, start } = layout;
   const png = await sharp(Buffer.from(image.subarray(start)), {
-    raw: { width: Number(w), height: Number(h), channels: 1 },
+    raw: { width, height, channels: 1 },
   }).png({ compressionLevel: 1 }).toBuffer();
   return new Uint8Array(png);
 }
