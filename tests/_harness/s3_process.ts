@@ -5,8 +5,7 @@
  * script it is that child: s3rver on S3_PORT (0: any) over the folder S3_DIR, printing
  * `{"port": n}` once listening, until SIGTERM.
  */
-import S3rver from "npm:s3rver@3.7.1";
-import { s3rverBucket, type TestS3 } from "./s3.ts";
+import { newS3rver, s3rverBucket, type TestS3 } from "./s3.ts";
 
 const BUCKET = "board";
 const TEST_LOCK = new URL("../deno.lock", import.meta.url).pathname;
@@ -86,13 +85,7 @@ export async function startS3Process(opts: { timeoutMs?: number } = {}): Promise
 }
 
 if (import.meta.main) {
-  const server = new S3rver({
-    port: Number(Deno.env.get("S3_PORT") ?? 0),
-    address: "127.0.0.1",
-    silent: true,
-    directory: Deno.env.get("S3_DIR")!,
-    configureBuckets: [{ name: BUCKET, configs: [] }],
-  });
+  const server = newS3rver(Number(Deno.env.get("S3_PORT") ?? 0), Deno.env.get("S3_DIR")!, BUCKET);
   const { port } = await server.run();
   console.log(JSON.stringify({ port }));
   Deno.addSignalListener("SIGTERM", async () => {
