@@ -171,6 +171,25 @@ Deno.test("a DATA_DIR in a folder only its owner can enter starts; as root its c
   }
 });
 
+Deno.test("where a cluster goes does not depend on the working folder: run from a closed one, an open DATA_DIR keeps it", async () => {
+  // A checkout in `mktemp -d` or /root, as root: the postgres user cannot enter the working
+  // folder, and a check run from there failed, so every DATA_DIR seemed closed to it.
+  const closed = await Deno.makeTempDir({ prefix: "board-closed-cwd-" });
+  const dataDir = await Deno.makeTempDir({ prefix: "board-open-" });
+  const cwd = Deno.cwd();
+  let placed: { dir: string; outside: boolean } | undefined;
+  try {
+    Deno.chdir(closed);
+    placed = await placeCluster(dataDir, await postgresUser());
+  } finally {
+    Deno.chdir(cwd);
+    if (placed?.outside) await Deno.remove(placed.dir, { recursive: true }).catch(() => {});
+    await Deno.remove(closed, { recursive: true });
+    await Deno.remove(dataDir, { recursive: true });
+  }
+  assert.deepEqual(placed, { dir: `${dataDir}/postgres`, outside: false });
+});
+
 Deno.test("a DATA_DIR that cannot be made stops the start with a line saying what to do", async () => {
   const file = await Deno.makeTempFile({ prefix: "board-not-a-folder-" });
   try {

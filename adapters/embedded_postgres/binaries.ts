@@ -146,6 +146,12 @@ export async function canEnter(dir: string, user: RunAs | undefined): Promise<bo
       args: ["-x", dir],
       uid: user.uid,
       gid: user.gid,
+      // Not our working folder, which the user may not enter (the child could not start, and
+      // every folder would seem closed: embedded_test.ts "where a cluster goes ..."), nor our
+      // environment, which holds secrets.
+      cwd: "/",
+      clearEnv: true,
+      env: { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin" },
       stdin: "null",
       stdout: "null",
       stderr: "null",
