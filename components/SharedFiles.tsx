@@ -10,8 +10,6 @@ import { formatBytes } from "../client/ui.ts";
 /** The upload page's view of a share (`?shared=1` or `?share=...`). */
 export interface SharedState {
   items: SharedItems | null;
-  /** The tags the share's text suggests, for the tag field ("" for none). */
-  tags: string;
   /** Why a share did not arrive, when it did not. */
   note: string;
   taken: boolean;
@@ -23,11 +21,17 @@ const NOTES: Record<string, string> = {
   failed: "The shared images could not be read. Share them again, or choose them below.",
 };
 
-/** Reads what was shared into the board (client/offline_cache.ts) once the page is `ready`. */
-export function useSharedFiles(ready: boolean): SharedState & { take(): File[] } {
+/**
+ * Reads what was shared into the board (client/offline_cache.ts) once the page is `ready`, and
+ * gives the tags its text suggests to `onTags` in the same update that shows the files, so the
+ * tag field is never empty beside them (phone_test.ts "a share-target POST lands ...").
+ */
+export function useSharedFiles(
+  ready: boolean,
+  onTags: (tags: string) => void,
+): SharedState & { take(): File[] } {
   const [state, setState] = useState<SharedState>({
     items: null,
-    tags: "",
     note: "",
     taken: false,
   });
@@ -40,7 +44,8 @@ export function useSharedFiles(ready: boolean): SharedState & { take(): File[] }
     readSharedItems().then((items) => {
       if (!items || items.files.length === 0) return;
       const tags = suggestedTags(items.title, items.text).join(", ");
-      setState((s) => ({ ...s, items, tags }));
+      if (tags) onTags(tags);
+      setState((s) => ({ ...s, items }));
     }, () => setState((s) => ({ ...s, note: NOTES.failed })));
   }, [ready]);
   return {

@@ -191,10 +191,7 @@ export default function Uploader() {
     setTimeout(pump);
   };
 
-  const shared = useSharedFiles(ready);
-  useEffect(() => {
-    if (shared.tags) setTags(shared.tags);
-  }, [shared.tags]);
+  const shared = useSharedFiles(ready, setTags);
 
   useEffect(() => {
     // A share waits in the service worker's inbox while the person signs in (?shared=1 kept).

@@ -271,6 +271,15 @@ Deno.test("a share-target POST lands on the upload page with its files, after si
   try {
     const page = await context.newPage();
     const errors = collectErrors(page);
+    // What the tag field holds in the very update that shows the shared files (a person may tap
+    // Upload at once): a MutationObserver's callback runs right after that update.
+    await page.addInitScript(() => {
+      const seen = globalThis as { sharedTagsSeen?: string };
+      new MutationObserver(() => {
+        if (seen.sharedTagsSeen !== undefined || !document.querySelector(".shared-files")) return;
+        seen.sharedTagsSeen = document.querySelector<HTMLInputElement>("#upload-tags")?.value;
+      }).observe(document, { childList: true, subtree: true });
+    });
     await page.goto(`${server.url}/tags`);
     await controlled(page);
     // What Android does with the manifest's share_target: a multipart POST navigation.
@@ -300,6 +309,10 @@ Deno.test("a share-target POST lands on the upload page with its files, after si
     await page.getByRole("button", { name: "Sign in" }).click();
     await page.waitForURL(/\/upload\?shared=1$/);
     await page.getByText("One image was shared with the board").waitFor();
+    const seen = await page.evaluate(() =>
+      (globalThis as { sharedTagsSeen?: string }).sharedTagsSeen
+    );
+    assert.equal(seen, `${tag}, surprised`, "the tag field, when the shared files appeared");
     assert.equal(await page.locator("#upload-tags").inputValue(), `${tag}, surprised`);
     await page.getByRole("button", { name: "Upload the shared image" }).click();
     const row = page.locator(".uploads li").first();
