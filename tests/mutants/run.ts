@@ -32,6 +32,8 @@ const SKIP = new Set([
   "bench/results",
 ]);
 const LINKED = ["node_modules", "_build"];
+/** Folders whose files the client bundle holds: a mutation there is built into the copy's own. */
+const CLIENT_DIRS = ["islands/", "components/", "client/", "static/"];
 /** The tests' lockfile (the service's deno.lock holds only what the service runs), if any. */
 const TEST_LOCK = "tests/deno.lock";
 /** A hang guard, not a budget: a test file of this repository runs in well under a minute. */
@@ -150,6 +152,19 @@ function stopGroup(pid: number) {
   setTimeout(() => signal("SIGKILL"), 5000);
 }
 
+/** The copy's client bundle, built from its (mutated) sources instead of the linked one. */
+async function buildInCopy(): Promise<void> {
+  await Deno.remove(join(copy, "_build"), { recursive: true });
+  const { buildAssets } = await import("../../adapters/islands/build.ts");
+  await buildAssets({ root: copy, writeGen: false });
+}
+
+/** The copy's `_build` linked to the repository's again. */
+async function linkBuild(): Promise<void> {
+  await Deno.remove(join(copy, "_build"), { recursive: true });
+  await Deno.symlink(join(ROOT, "_build"), join(copy, "_build"));
+}
+
 let current: Deno.ChildProcess | null = null;
 const server = await resolveTestDatabase();
 const copy = await Deno.makeTempDir({ prefix: "mutants-" });
@@ -176,6 +191,8 @@ try {
     const target = join(copy, m.file);
     const original = await Deno.readTextFile(target);
     await Deno.writeTextFile(target, applyMutation(original, m));
+    const client = CLIENT_DIRS.some((dir) => m.file.startsWith(dir));
+    if (client) await buildInCopy();
     const testRun = newTestRun();
     let verdict: Verdict;
     let note = "";
@@ -219,6 +236,7 @@ try {
       }
     } finally {
       await Deno.writeTextFile(target, original);
+      if (client) await linkBuild();
       await dropRunDatabases(server.url, testRun.id);
     }
     await Deno.writeTextFile(join(LOGS, `${m.id}.log`), log);
