@@ -138,20 +138,29 @@ export async function postgresUser(uid = Deno.uid()): Promise<RunAs | undefined>
   return { name, ...ids };
 }
 
+/**
+ * How a child of PostgreSQL's user is spawned: as that user, from "/" (our working folder may be
+ * closed to it, and initdb resolves its own), with none of our environment (it holds secrets) but
+ * PATH, and C messages so that readiness can be read from the log.
+ */
+export function spawnAs(runAs: RunAs | undefined) {
+  return {
+    clearEnv: true,
+    env: { LC_ALL: "C", PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin" },
+    cwd: "/",
+    ...(runAs ? { uid: runAs.uid, gid: runAs.gid } : {}),
+  };
+}
+
 /** True when `user` can enter `dir` (and every folder above it). */
 export async function canEnter(dir: string, user: RunAs | undefined): Promise<boolean> {
   if (!user) return true;
   try {
     const out = await new Deno.Command("test", {
       args: ["-x", dir],
-      uid: user.uid,
-      gid: user.gid,
-      // Not our working folder, which the user may not enter (the child could not start, and
-      // every folder would seem closed: embedded_test.ts "where a cluster goes ..."), nor our
-      // environment, which holds secrets.
-      cwd: "/",
-      clearEnv: true,
-      env: { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin" },
+      // From "/": run from our working folder, closed to the user, the child could not start and
+      // every folder would seem closed (embedded_test.ts "where a cluster goes ...").
+      ...spawnAs(user),
       stdin: "null",
       stdout: "null",
       stderr: "null",

@@ -6,7 +6,7 @@
  */
 import { dirname, join } from "node:path";
 import { StartupError } from "../startup.ts";
-import { type Binaries, binaries, exists, oneLine, type RunAs } from "./binaries.ts";
+import { type Binaries, binaries, exists, oneLine, type RunAs, spawnAs } from "./binaries.ts";
 
 /** How long initdb and the postmaster's start may take before the start fails. */
 const START_TIMEOUT_MS = 120_000;
@@ -242,18 +242,6 @@ async function isPostmasterOf(pid: number, dir: string): Promise<boolean> {
   } catch {
     return false;
   }
-}
-
-function spawnAs(runAs: RunAs | undefined) {
-  // No environment of ours leaks in; C messages so that readiness can be read from the log.
-  const env = { LC_ALL: "C", PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin" };
-  return {
-    clearEnv: true,
-    env,
-    // Our folder may be closed to the postgres user, and initdb resolves its working folder.
-    cwd: "/",
-    ...(runAs ? { uid: runAs.uid, gid: runAs.gid } : {}),
-  };
 }
 
 function signal(child: Deno.ChildProcess, sig: Deno.Signal) {
